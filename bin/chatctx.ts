@@ -1,0 +1,164 @@
+/**
+ * The `chatctx` command line: serve the local MCP endpoint and run owner
+ * commands (keys, records). Wiring and printing only; the work is in `lambdas/`.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { resolve } from 'node:path';
+import { readLocalConfig, ConfigError } from '../lambdas/local/local-config.ts';
+import { startLocalServer } from '../lambdas/local/local-server.ts';
+import { runLocalAdmin } from '../lambdas/local/admin-route.ts';
+import { readRecordSources } from '../lambdas/guidance/record-files.ts';
+import { AppError } from '../lambdas/errors/app-error.ts';
+import { createLogger } from '../lambdas/observability/logger.ts';
+import type { AdminCommand } from '../lambdas/admin/admin-operations.ts';
+import type { ApiKeyInfo, CreatedApiKey } from '../lambdas/auth/key-repository.ts';
+import type { ImportSummary } from '../lambdas/guidance/record-import.ts';
+
+const program = new Command('chatctx')
+  .description('Owner-reviewed engineering guidance for coding agents, over MCP.')
+  .option('--data-dir <dir>', 'data directory (default: $CHATCTX_DATA_DIR or ./.chatctx)')
+  .option('--json', 'print machine-readable JSON')
+  .showHelpAfterError();
+
+const globals = () => program.opts<{ dataDir?: string; json?: boolean }>();
+const dataDir = () => {
+  const dir = globals().dataDir;
+  return dir ? resolve(dir) : readLocalConfig().dataDir;
+};
+const print = (human: string, json: unknown) => console.log(globals().json ? JSON.stringify(json, null, 2) : human);
+
+function wholeNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number (0 or more).');
+  return n;
+}
+
+function quotaArg(value: string): number | null {
+  return value === 'unlimited' ? null : wholeNumber(value);
+}
+
+async function admin<T>(command: AdminCommand): Promise<T> {
+  return (await runLocalAdmin(dataDir(), command)) as T;
+}
+
+function keyLine(k: ApiKeyInfo): string {
+  const quota = k.daily_quota === null ? 'unlimited' : `${k.daily_quota}/day`;
+  const state = k.revoked_at ? `revoked ${k.revoked_at}` : 'active';
+  return `${k.id}  ${k.name}  ${quota}  ${state}  created ${k.created_at}  last used ${k.last_used_at ?? 'never'}`;
+}
+
+program
+  .command('serve')
+  .description('start the local MCP server on the embedded store')
+  .action(async () => {
+    const config = readLocalConfig({ ...process.env, ...(globals().dataDir ? { CHATCTX_DATA_DIR: globals().dataDir } : {}) });
+    const started = performance.now();
+    const server = await startLocalServer(config, createLogger());
+    const clientConfig = { servers: { chatctx: { type: 'http', url: server.mcpUrl } } };
+    console.log(
+      [
+        `chatctx is serving MCP at ${server.mcpUrl}  (ready in ${Math.round(performance.now() - started)} ms)`,
+        `data directory: ${config.dataDir}` +
+          (server.starterCorpusLoaded ? `  (loaded ${server.starterCorpusLoaded} starter records)` : ''),
+        `guest access: ${config.guestDailyLimit > 0 ? `${config.guestDailyLimit} tool calls per IP per UTC day` : 'off (API key required)'}`,
+        '',
+        'Client configuration (VS Code .vscode/mcp.json; Cursor uses "mcpServers" instead of "servers"):',
+        JSON.stringify(clientConfig, null, 2),
+        '',
+        `Claude Code:  claude mcp add --transport http chatctx ${server.mcpUrl}`,
+        'API key:      npx chatctx keys create --name my-agent   (then add the header Authorization: Bearer <key>)',
+        'Stop with Ctrl+C.',
+      ].join('\n'),
+    );
+    const stop = async () => {
+      await server.close();
+      process.exit(0);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+
+const keys = program.command('keys').description('issue, list and revoke API keys');
+
+keys
+  .command('create')
+  .description('create an API key (the key is printed once)')
+  .requiredOption('--name <name>', 'a label for the key, e.g. the agent or team using it')
+  .option('--daily-quota <n>', 'tool calls per UTC day (default: unlimited)', wholeNumber)
+  .action(async (opts: { name: string; dailyQuota?: number }) => {
+    const key = await admin<CreatedApiKey>({ op: 'keys.create', name: opts.name, daily_quota: opts.dailyQuota ?? null });
+    print(
+      [
+        `Created key ${key.id} (${key.name}, ${key.daily_quota === null ? 'unlimited' : `${key.daily_quota} calls/day`}).`,
+        '',
+        `  ${key.key}`,
+        '',
+        'This is the only time the key is shown; store it now. Send it as: Authorization: Bearer <key>',
+        `Revoke it with: chatctx keys revoke ${key.id}`,
+      ].join('\n'),
+      key,
+    );
+  });
+
+keys
+  .command('list')
+  .description('list API keys (never their plaintext)')
+  .action(async () => {
+    const list = await admin<ApiKeyInfo[]>({ op: 'keys.list' });
+    print(list.length === 0 ? 'No API keys yet. Create one with: chatctx keys create --name NAME' : list.map(keyLine).join('\n'), list);
+  });
+
+keys
+  .command('revoke')
+  .description('revoke an API key; it is refused with 401 from then on')
+  .argument('<id>', 'the key id printed by keys create or keys list')
+  .action(async (id: string) => {
+    const key = await admin<ApiKeyInfo>({ op: 'keys.revoke', id });
+    print(`Revoked ${key.id} (${key.name}).`, key);
+  });
+
+keys
+  .command('set-quota')
+  .description('set a key\'s daily tool-call quota ("unlimited" removes it)')
+  .argument('<id>', 'the key id')
+  .argument('<n>', 'tool calls per UTC day, or "unlimited"', quotaArg)
+  .action(async (id: string, n: number | null) => {
+    const key = await admin<ApiKeyInfo>({ op: 'keys.set_quota', id, daily_quota: n });
+    print(`Key ${key.id} (${key.name}) now has ${n === null ? 'no daily limit' : `${n} tool calls per UTC day`}.`, key);
+  });
+
+program
+  .command('records')
+  .description('manage guidance records')
+  .command('import')
+  .description('import records from a JSON or JSONL file or a folder of them, in one transaction')
+  .argument('<path>', 'file or folder')
+  .option('--approve', 'publish the records (you reviewed them)', false)
+  .action(async (path: string, opts: { approve: boolean }) => {
+    const { values, where } = await readRecordSources(resolve(path));
+    const summary = await admin<ImportSummary>({ op: 'records.import', records: values, where, approve: opts.approve });
+    print(
+      `Imported ${summary.slugs.length} record(s): ${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged; ` +
+        `${summary.approved} approved, ${summary.candidates} candidate(s), ${summary.deprecated} deprecated.` +
+        (opts.approve ? '' : '\nCandidates are not served until approved: re-run with --approve after review.'),
+      summary,
+    );
+  });
+
+function fail(error: unknown): never {
+  if (error instanceof AppError) {
+    console.error(`error: ${error.message}`);
+    const problems = (error.details as { problems?: { where: string; problem: string }[] }).problems;
+    for (const p of problems ?? []) console.error(`  ${p.where}: ${p.problem}`);
+    const issues = (error.details as { issues?: { path: string; message: string }[] }).issues;
+    for (const i of issues ?? []) console.error(`  ${i.path || '(command)'}: ${i.message}`);
+  } else if (error instanceof ConfigError) {
+    console.error(`error: ${error.message}`);
+  } else {
+    const code = (error as NodeJS.ErrnoException)?.code;
+    console.error(`error: ${error instanceof Error && code === 'EADDRINUSE' ? 'the port is already in use (set PORT to another one).' : error instanceof Error ? error.message : 'unexpected failure'}`);
+  }
+  process.exit(1);
+}
+
+program.parseAsync(process.argv).catch(fail);

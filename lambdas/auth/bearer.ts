@@ -1,0 +1,29 @@
+/**
+ * Resolves the `Authorization` header to a caller.
+ *
+ * No header: a guest (when guest access is on). A header that is not a well-formed
+ * `Bearer kb_live_…` key, or a key that is unknown or revoked: refused with 401.
+ * A bad key never falls through to guest access, so a typo is noticed at once.
+ */
+import { isWellFormedApiKey } from './api-keys.ts';
+
+export type Caller = { readonly kind: 'guest' } | { readonly kind: 'key'; readonly id: string; readonly dailyQuota: number | null };
+
+export type AuthOutcome =
+  | { readonly ok: true; readonly caller: Caller }
+  | { readonly ok: false; readonly reason: 'missing' | 'malformed' | 'invalid' };
+
+export interface KeyResolver {
+  resolve(key: string): Promise<{ id: string; dailyQuota: number | null } | undefined>;
+}
+
+export async function authenticate(header: string | null, keys: KeyResolver, guestEnabled: boolean): Promise<AuthOutcome> {
+  if (header === null || header.trim() === '') {
+    return guestEnabled ? { ok: true, caller: { kind: 'guest' } } : { ok: false, reason: 'missing' };
+  }
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  if (!match || !isWellFormedApiKey(match[1]!)) return { ok: false, reason: 'malformed' };
+  const key = await keys.resolve(match[1]!);
+  if (!key) return { ok: false, reason: 'invalid' };
+  return { ok: true, caller: { kind: 'key', id: key.id, dailyQuota: key.dailyQuota } };
+}

@@ -1,0 +1,93 @@
+/**
+ * Reads guidance records from disk: one JSON file (an object or an array), a JSONL
+ * file (one object per line), or a folder of such files. Every record is validated
+ * before anything is returned, and every problem is reported with its file, line
+ * and field, so an import either has all its records or none.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ValidationError } from '../errors/app-error.ts';
+import { recordFileSchema, type RecordFile } from './record-schema.ts';
+
+export interface RecordProblem {
+  readonly where: string;
+  readonly problem: string;
+}
+
+/** Validates parsed objects; `where(i)` names the i-th object for error messages. */
+export function validateRecords(items: readonly unknown[], where: (index: number) => string): RecordFile[] {
+  const problems: RecordProblem[] = [];
+  const records: RecordFile[] = [];
+  const seen = new Map<string, string>();
+  items.forEach((item, index) => {
+    const parsed = recordFileSchema.safeParse(item);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        const path = issue.path.join('.');
+        problems.push({ where: where(index), problem: `${path ? path + ': ' : ''}${issue.message}` });
+      }
+      return;
+    }
+    const earlier = seen.get(parsed.data.slug);
+    if (earlier) problems.push({ where: where(index), problem: `slug "${parsed.data.slug}" also appears in ${earlier}` });
+    seen.set(parsed.data.slug, where(index));
+    records.push(parsed.data);
+  });
+  if (problems.length > 0) {
+    throw new ValidationError(`${problems.length} problem(s) in the records; nothing was imported.`, { problems });
+  }
+  return records;
+}
+
+interface Located {
+  value: unknown;
+  where: string;
+}
+
+function parseFile(name: string, text: string): Located[] {
+  if (name.endsWith('.jsonl')) {
+    const out: Located[] = [];
+    text.split('\n').forEach((line, i) => {
+      if (line.trim() === '') return;
+      try {
+        out.push({ value: JSON.parse(line), where: `${name}:${i + 1}` });
+      } catch {
+        throw new ValidationError(`${name}:${i + 1} is not valid JSON; nothing was imported.`, { file: name, line: i + 1 });
+      }
+    });
+    return out;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ValidationError(`${name} is not valid JSON; nothing was imported.`, { file: name });
+  }
+  return Array.isArray(value) ? value.map((v, i) => ({ value: v, where: `${name}[${i}]` })) : [{ value, where: name }];
+}
+
+/** Reads every record object under `path` (file or folder, not recursive) without validating it. */
+export async function readRecordSources(path: string): Promise<{ values: unknown[]; where: string[] }> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch {
+    throw new ValidationError(`No file or folder at ${path}.`, { path });
+  }
+  const files = info.isDirectory()
+    ? (await readdir(path))
+        .filter((f) => f.endsWith('.json') || f.endsWith('.jsonl'))
+        .sort()
+        .map((f) => join(path, f))
+    : [path];
+  if (files.length === 0) throw new ValidationError(`No .json or .jsonl files in ${path}.`, { path });
+  const located: Located[] = [];
+  for (const file of files) located.push(...parseFile(file, await readFile(file, 'utf8')));
+  return { values: located.map((l) => l.value), where: located.map((l) => l.where) };
+}
+
+/** Loads and validates every record under `path`. */
+export async function readRecordFiles(path: string): Promise<RecordFile[]> {
+  const { values, where } = await readRecordSources(path);
+  return validateRecords(values, (i) => where[i]!);
+}

@@ -1,0 +1,69 @@
+/**
+ * The file format of a guidance record, as owners write it in `guidance/` and as
+ * `chatctx records import` reads it. It mirrors the contract's full record; what the
+ * store derives (status history, content_version, timestamps) is optional here.
+ */
+import { z } from 'zod';
+import { CONFIDENCE_LEVELS, TASK_TYPES, TOPICS } from '../../schema/tools.ts';
+
+const text = (max: number) => z.string().trim().min(1).max(max);
+const list = (max: number) => z.array(text(1000)).max(max).default([]);
+
+export const APPLIES_TO_KINDS = [
+  'language',
+  'framework',
+  'library',
+  'runtime',
+  'database',
+  'platform',
+  'protocol',
+  'standard',
+  'tool',
+] as const;
+
+export const recordFileSchema = z.strictObject({
+  id: z.uuid().optional(),
+  slug: z
+    .string()
+    .min(3)
+    .max(120)
+    .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'slug must be kebab-case (a-z, 0-9, single dashes)'),
+  title: text(200),
+  topic: z.enum(TOPICS),
+  task_types: z.array(z.enum(TASK_TYPES)).max(TASK_TYPES.length).default([]),
+  summary: text(1000).optional(),
+  recommendation: text(2000),
+  rationale: text(2000).optional(),
+  applies_to: z
+    .array(
+      z.strictObject({
+        kind: z.enum(APPLIES_TO_KINDS),
+        name: text(80),
+        version_constraint: text(80).optional(),
+      }),
+    )
+    .max(20)
+    .default([]),
+  conditions: list(20),
+  exceptions: list(20),
+  pitfalls: list(20),
+  verification_checks: list(20),
+  confidence: z.enum(CONFIDENCE_LEVELS),
+  examples: z.string().max(4000).optional(),
+  status: z.enum(['candidate', 'approved', 'deprecated']).optional(),
+  updated_at: z.iso.datetime({ offset: true }).optional(),
+  sources: z
+    .array(
+      z.strictObject({
+        title: text(300),
+        url: z.url({ protocol: /^https$/ }),
+        publisher: text(200).optional(),
+        evidence_excerpt: text(1000).optional(),
+        relation: z.enum(['supports', 'contradicts', 'context', 'supersedes']).default('supports'),
+      }),
+    )
+    .min(1, 'every record needs at least one source')
+    .max(10),
+});
+
+export type RecordFile = z.output<typeof recordFileSchema>;

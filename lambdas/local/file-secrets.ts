@@ -1,0 +1,44 @@
+/**
+ * `Secrets` from a file in the data directory: 32 random bytes, created with mode
+ * 0600 on first run and read once. Losing the file invalidates every API key and
+ * hash, so it is never rotated silently.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Secrets } from '../ports/secrets.ts';
+
+export class FileSecrets implements Secrets {
+  private cached: Promise<Buffer> | undefined;
+
+  constructor(private readonly dataDir: string) {}
+
+  get path(): string {
+    return join(this.dataDir, 'pepper');
+  }
+
+  pepper(): Promise<Buffer> {
+    this.cached ??= this.load();
+    return this.cached;
+  }
+
+  private async load(): Promise<Buffer> {
+    try {
+      const hex = (await readFile(this.path, 'utf8')).trim();
+      if (!/^[0-9a-f]{64,}$/.test(hex)) throw new Error('The pepper file is corrupt; restore it from a backup.');
+      return Buffer.from(hex, 'hex');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      const pepper = randomBytes(32);
+      // 'wx' fails if another process created it first; then read theirs.
+      try {
+        await writeFile(this.path, pepper.toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+      } catch (raced) {
+        if ((raced as NodeJS.ErrnoException).code === 'EEXIST') return this.load();
+        throw raced;
+      }
+      await chmod(this.path, 0o600);
+      return pepper;
+    }
+  }
+}

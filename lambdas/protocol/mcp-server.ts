@@ -1,0 +1,60 @@
+/**
+ * Builds the MCP server that answers one HTTP request: server identity, the
+ * `instructions` agents read at initialize, `tools/list` from the zod schemas and
+ * `tools/call` through the ToolInvoker.
+ *
+ * A fresh server is built per request (stateless Streamable HTTP); the SDK rejects
+ * reusing a connected transport, and nothing here needs to survive a request.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { TOOL_DEFINITIONS, inputJsonSchema, outputJsonSchema } from '../../schema/tools.ts';
+import type { ToolInvoker } from '../ports/tool-invoker.ts';
+import { toolError } from '../tools/tool-result.ts';
+
+export const SERVER_NAME = 'chatctx-knowledge';
+export const SERVER_VERSION = '0.1.0';
+
+export const SERVER_INSTRUCTIONS =
+  'chatctx holds owner-reviewed engineering guidance with sources. Call search_knowledge before choosing a ' +
+  'framework-specific practice, implementing a security control, applying an accessibility pattern, deciding on a ' +
+  'testing or reliability strategy, or reviewing code against established practice. Use get_guidance for the full ' +
+  'record before acting, and read applies_to, conditions and exceptions. mode "no_match" means the knowledge base ' +
+  'has nothing on it: do not invent guidance. Never send secrets, credentials, customer data or private source code. ' +
+  'Report unhelpful, wrong, outdated or missing guidance with submit_feedback.';
+
+/** Computed once per process: the schemas never change at run time. */
+let toolList: Tool[] | undefined;
+export function listTools(): Tool[] {
+  toolList ??= TOOL_DEFINITIONS.map((tool) => ({
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: inputJsonSchema(tool) as Tool['inputSchema'],
+    outputSchema: outputJsonSchema(tool) as Tool['outputSchema'],
+    annotations: { title: tool.title, ...tool.annotations },
+  }));
+  return toolList;
+}
+
+const TOOL_NAMES = new Set<string>(TOOL_DEFINITIONS.map((t) => t.name));
+
+export function createMcpServer(invoker: ToolInvoker): Server {
+  const server = new Server(
+    { name: SERVER_NAME, version: SERVER_VERSION, title: 'chatctx' },
+    { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools() }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const { name, arguments: args } = request.params;
+    // An unknown tool is a protocol error (the client asked for something that was never listed).
+    if (!TOOL_NAMES.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 64)}`);
+    try {
+      return await invoker.invoke({ name, arguments: args ?? {} });
+    } catch (error) {
+      // The invoker itself failed (e.g. a tool Lambda could not be reached): a generic tool error, no details.
+      return toolError(error);
+    }
+  });
+  return server;
+}

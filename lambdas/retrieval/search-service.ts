@@ -1,0 +1,177 @@
+/**
+ * `search_knowledge`: retrieval, applicability, relevance threshold, answer
+ * shaping and the privacy-preserving search event.
+ *
+ * This module does not validate arguments (the tool does) and never logs or
+ * stores the query text: only its salted hash reaches `search_events`.
+ */
+import type { Sql } from '../ports/sql.ts';
+import type { Embedder } from '../ports/embedder.ts';
+import type { Logger } from '../observability/logger.ts';
+import { hashQuery } from '../privacy/hashing.ts';
+import type { GuidanceResult, SearchKnowledgeInput, SearchKnowledgeOutput, Topic } from '../../schema/tools.ts';
+import { loadApprovedByIds, shapeRecord, type StoredRecord } from '../guidance/record-view.ts';
+import { keywordSearch } from './keyword-search.ts';
+import { checkApplicability } from './applicability.ts';
+import { tokensOf } from './token-budget.ts';
+
+export interface SearchDeps {
+  readonly sql: Sql;
+  readonly pepper: () => Promise<Buffer>;
+  /** Undefined when no embedding provider is configured. */
+  readonly embedder?: Embedder;
+  readonly logger: Logger;
+}
+
+/** How many keyword candidates are re-ranked. */
+const CANDIDATE_POOL = 50;
+/**
+ * A record must contain this share of the query's IDF mass to be presented.
+ * Rare words weigh most, so a record that shares only "use" or "error" with the
+ * query does not clear it, while one sharing the distinctive terms does.
+ */
+const MIN_COVERAGE = 0.3;
+/** Ranking multipliers for requested topic, task type, technology and version. */
+const TOPIC_BOOST = 1.25;
+const TASK_BOOST = 1.1;
+const TECH_BOOST = 1.2;
+const VERSION_BOOST = 1.1;
+/** A record whose constraint excludes the requested version sinks below every applying one. */
+const EXCLUDED_PENALTY = 0.01;
+
+interface Ranked {
+  record: StoredRecord;
+  score: number;
+  note?: string;
+}
+
+export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeInput): Promise<SearchKnowledgeOutput> {
+  const topics: Topic[] = input.topic === undefined ? [] : Array.isArray(input.topic) ? input.topic : [input.topic];
+
+  // The hybrid engine joins here; without an embedder, keyword search answers alone.
+  const degradedReason = deps.embedder
+    ? undefined
+    : 'No embedding provider is configured, so only full-text search ran; recall is lower.';
+
+  let technologyFilterFallback = false;
+  let keyword = await keywordSearch(deps.sql, input.query, { technologies: input.technologies, limit: CANDIDATE_POOL });
+  if (input.technologies.length > 0 && keyword.hits.length === 0) {
+    technologyFilterFallback = true;
+    keyword = await keywordSearch(deps.sql, input.query, { limit: CANDIDATE_POOL });
+  }
+
+  const relevant = keyword.hits.filter((h) => keyword.queryIdf > 0 && h.matchedIdf / keyword.queryIdf >= MIN_COVERAGE);
+  const records = new Map((await loadApprovedByIds(deps.sql, relevant.map((h) => h.id))).map((r) => [r.id, r]));
+
+  const ranked: Ranked[] = [];
+  for (const hit of relevant) {
+    const record = records.get(hit.id);
+    if (!record) continue;
+    const fit = checkApplicability(record.applies_to, input.technologies, input.versions);
+    let score = hit.score;
+    if (topics.includes(record.topic as Topic)) score *= TOPIC_BOOST;
+    if (input.task_type && record.task_types.includes(input.task_type)) score *= TASK_BOOST;
+    if (fit.technologyMatch) score *= TECH_BOOST;
+    if (fit.versionMatch) score *= VERSION_BOOST;
+    if (fit.excludedNote) score *= EXCLUDED_PENALTY;
+    ranked.push({ record, score, note: fit.excludedNote });
+  }
+  ranked.sort((a, b) => b.score - a.score || a.record.slug.localeCompare(b.record.slug));
+
+  const top = ranked.slice(0, input.max_results);
+  const mode = top.length === 0 ? 'no_match' : deps.embedder ? 'hybrid' : 'keyword_fallback';
+  const base: SearchKnowledgeOutput = {
+    query_summary: querySummary(topics, input.technologies, input.task_type),
+    results: [],
+    retrieval: {
+      mode,
+      degraded: degradedReason !== undefined,
+      degraded_reason: degradedReason,
+      embedding_provider: deps.embedder?.provider,
+      total_candidates: keyword.totalCandidates,
+      technology_filter_fallback: technologyFilterFallback,
+      truncated: false,
+    },
+    suggestions: mode === 'no_match' ? noMatchSuggestions(input, topics) : [],
+  };
+  const output = fitToBudget(
+    base,
+    top.map((r) => ({ ...shapeRecord(r.record, input.detail), applicability_note: r.note })),
+    input.token_budget,
+  );
+
+  await recordSearchEvent(deps, input, topics, output);
+  deps.logger.info('search', {
+    mode: output.retrieval.mode,
+    results: output.results.length,
+    candidates: output.retrieval.total_candidates,
+    degraded: output.retrieval.degraded,
+    truncated: output.retrieval.truncated,
+    technology_filter_fallback: technologyFilterFallback,
+  });
+  return output;
+}
+
+function querySummary(topics: readonly string[], technologies: readonly string[], taskType?: string): string {
+  const parts = [topics.join(', '), technologies.join(', '), taskType ?? ''].filter((p) => p.length > 0);
+  return parts.length > 0 ? parts.join(' · ') : 'all topics';
+}
+
+/**
+ * Adds results in rank order while the whole response stays within the budget.
+ * The top result is always kept (in brief form if the full one alone is too big),
+ * so a match is never hidden by a small budget; `truncated` says when anything was cut.
+ */
+function fitToBudget(base: SearchKnowledgeOutput, results: GuidanceResult[], budget: number): SearchKnowledgeOutput {
+  const kept: GuidanceResult[] = [];
+  let truncated = false;
+  for (const result of results) {
+    const candidate = { ...base, results: [...kept, result] };
+    if (tokensOf(candidate) <= budget) {
+      kept.push(result);
+      continue;
+    }
+    truncated = true;
+    if (kept.length === 0) kept.push(briefOf(result));
+    break;
+  }
+  const output = { ...base, results: kept, retrieval: { ...base.retrieval, truncated } };
+  if (truncated) output.suggestions = [...output.suggestions, 'The token budget cut the result list: raise token_budget or lower max_results to see more.'];
+  return output;
+}
+
+function briefOf(result: GuidanceResult): GuidanceResult {
+  const { rationale: _r, conditions: _c, exceptions: _e, pitfalls: _p, verification_checks: _v, ...brief } = result;
+  return { ...brief, sources: brief.sources.map(({ evidence_excerpt: _x, ...s }) => s) };
+}
+
+function noMatchSuggestions(input: SearchKnowledgeInput, topics: readonly string[]): string[] {
+  const suggestions = ['Nothing in the knowledge base clears the relevance threshold for this decision; do not invent guidance for it.'];
+  if (input.technologies.length > 0) suggestions.push('Broaden or drop `technologies` (use the framework or language name, e.g. "React" rather than a plugin).');
+  if (topics.length > 0 || input.task_type) suggestions.push('Drop `topic` and `task_type`: they only shape ranking, but a narrower query helps less than the right words.');
+  suggestions.push('Rephrase with the words a developer would use for the symptom or goal, e.g. "list rows keep the wrong state after reordering".');
+  if (input.query.length > 300) suggestions.push('Shorten the query to the decision itself; leave out code and unrelated context.');
+  suggestions.push('If the guidance should exist, call submit_feedback with category "missing".');
+  return suggestions;
+}
+
+async function recordSearchEvent(
+  deps: SearchDeps,
+  input: SearchKnowledgeInput,
+  topics: readonly string[],
+  output: SearchKnowledgeOutput,
+): Promise<void> {
+  await deps.sql.query(
+    `INSERT INTO search_events (query_hash, topics, technologies, mode, result_count, degraded)
+     VALUES ($1, (SELECT coalesce(array_agg(t), '{}') FROM jsonb_array_elements_text($2::jsonb) t),
+                 (SELECT coalesce(array_agg(t), '{}') FROM jsonb_array_elements_text($3::jsonb) t), $4, $5, $6)`,
+    [
+      hashQuery(await deps.pepper(), input.query),
+      JSON.stringify(topics),
+      JSON.stringify(input.technologies),
+      output.retrieval.mode,
+      output.results.length,
+      output.retrieval.degraded,
+    ],
+  );
+}

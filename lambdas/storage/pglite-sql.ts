@@ -1,0 +1,72 @@
+/**
+ * `Sql` over PGlite (embedded Postgres + pgvector), the local default.
+ *
+ * PGlite runs in-process and allows one process per data directory; the local
+ * server owns it and CLI commands reach it through the admin endpoint while the
+ * server runs. This adapter never lets PGlite's error object (which carries the
+ * statement and its parameters) escape: it rethrows a `DatabaseError` holding only
+ * the SQLSTATE code.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import type { Sql, SqlParam } from '../ports/sql.ts';
+
+export class DatabaseError extends Error {
+  readonly code: string | undefined;
+  constructor(code: string | undefined) {
+    super(`Database error${code ? ` (SQLSTATE ${code})` : ''}`);
+    this.name = 'DatabaseError';
+    this.code = code;
+  }
+}
+
+function sanitize(error: unknown): DatabaseError {
+  const code = error && typeof error === 'object' ? (error as { code?: unknown }).code : undefined;
+  return new DatabaseError(typeof code === 'string' ? code : undefined);
+}
+
+interface Queryable {
+  query<T>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+}
+
+class PgliteQueries implements Sql {
+  constructor(
+    protected readonly target: Queryable,
+    private readonly runTransaction: <T>(work: (tx: Sql) => Promise<T>) => Promise<T>,
+  ) {}
+
+  async query<Row = Record<string, unknown>>(text: string, params: readonly SqlParam[] = []): Promise<Row[]> {
+    try {
+      const result = await this.target.query<Row>(text, [...params]);
+      return result.rows;
+    } catch (error) {
+      throw sanitize(error);
+    }
+  }
+
+  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+    return this.runTransaction(work);
+  }
+}
+
+export class PgliteSql extends PgliteQueries {
+  private constructor(readonly db: PGlite) {
+    super(db, (work) =>
+      db.transaction((tx) => {
+        // Nested transactions reuse the open one: PGlite has no savepoint API here.
+        const inner: Sql = new PgliteQueries(tx, (nested) => nested(inner));
+        return work(inner);
+      }),
+    );
+  }
+
+  /** Opens (or creates) a store; `dataDir` undefined means in-memory, for tests. */
+  static async open(dataDir?: string): Promise<PgliteSql> {
+    const db = await PGlite.create({ dataDir, extensions: { vector } });
+    return new PgliteSql(db);
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}

@@ -1,0 +1,16 @@
+/**
+ * `ToolInvoker` that calls the tool functions in this process (the local runtime).
+ */
+import type { ToolInvocation, ToolInvoker } from '../ports/tool-invoker.ts';
+import type { ToolCallResult } from './tool-result.ts';
+import type { ToolHandler, ToolName } from './tool-handlers.ts';
+
+export class InProcessToolInvoker implements ToolInvoker {
+  constructor(private readonly handlers: Record<ToolName, ToolHandler>) {}
+
+  invoke(invocation: ToolInvocation): Promise<ToolCallResult> {
+    const handler = this.handlers[invocation.name as ToolName];
+    if (!handler) throw new Error(`No handler for tool ${invocation.name}`);
+    return handler(invocation.arguments);
+  }
+}

@@ -1,0 +1,270 @@
+/**
+ * The three tools' argument and result schemas, defined once.
+ *
+ * Everything else derives from this file: the MCP `inputSchema`/`outputSchema` sent
+ * in `tools/list`, `api.json`, the README's limit table and the validation inside
+ * each tool. A limit written twice will drift, so limits live in `LIMITS` only.
+ */
+import { z } from 'zod';
+
+/** Every hard limit of the public contract. */
+export const LIMITS = {
+  queryMinChars: 2,
+  queryMaxChars: 2000,
+  technologiesMaxItems: 10,
+  technologyMaxChars: 80,
+  versionsMaxKeys: 20,
+  /** Not in the contract; keeps a version map bounded. Same bound as a technology name. */
+  versionValueMaxChars: 80,
+  topicsMaxItems: 3,
+  maxResultsMin: 1,
+  maxResultsMax: 10,
+  maxResultsDefault: 5,
+  tokenBudgetMin: 200,
+  tokenBudgetMax: 5000,
+  tokenBudgetDefault: 2500,
+  guidanceIdsMin: 1,
+  guidanceIdsMax: 10,
+  identifierMaxChars: 120,
+  feedbackCommentMaxChars: 1000,
+  /** Request body cap for POST /mcp (bytes). The largest valid call is far below it. */
+  requestBodyMaxBytes: 65_536,
+} as const;
+
+export const TOPICS = [
+  'architecture',
+  'implementation',
+  'security',
+  'accessibility',
+  'ux',
+  'reliability',
+  'testing',
+  'performance',
+  'data',
+  'observability',
+  'tooling',
+] as const;
+export type Topic = (typeof TOPICS)[number];
+
+export const TASK_TYPES = [
+  'build',
+  'architecture',
+  'debug',
+  'security',
+  'accessibility',
+  'performance',
+  'testing',
+  'review',
+  'other',
+] as const;
+export type TaskType = (typeof TASK_TYPES)[number];
+
+export const FEEDBACK_CATEGORIES = ['helpful', 'not_helpful', 'incorrect', 'outdated', 'missing', 'other'] as const;
+export const FEEDBACK_SOURCES = ['search_knowledge', 'get_guidance', 'other'] as const;
+export const CONFIDENCE_LEVELS = ['high', 'medium', 'low'] as const;
+export const RETRIEVAL_MODES = ['hybrid', 'keyword_fallback', 'no_match'] as const;
+
+const identifier = z.string().min(1).max(LIMITS.identifierMaxChars);
+
+// ---------------------------------------------------------------------------
+// Inputs
+// ---------------------------------------------------------------------------
+
+export const searchKnowledgeInput = z.strictObject({
+  query: z
+    .string()
+    .min(LIMITS.queryMinChars)
+    .max(LIMITS.queryMaxChars)
+    .refine((q) => q.trim().length >= LIMITS.queryMinChars, {
+      message: `Query must contain at least ${LIMITS.queryMinChars} non-space characters`,
+    })
+    .describe('The implementation decision you are making, in plain words (symptoms, goal, constraints).'),
+  technologies: z
+    .array(z.string().min(1).max(LIMITS.technologyMaxChars))
+    .max(LIMITS.technologiesMaxItems)
+    .default([])
+    .describe('Languages, frameworks, tools or platforms involved, e.g. ["React", "TypeScript"].'),
+  versions: z
+    .record(z.string().min(1).max(LIMITS.technologyMaxChars), z.string().min(1).max(LIMITS.versionValueMaxChars))
+    .refine((v) => Object.keys(v).length <= LIMITS.versionsMaxKeys, {
+      message: `At most ${LIMITS.versionsMaxKeys} versions`,
+    })
+    .default({})
+    .describe('Versions in use keyed by technology, e.g. {"React": "18.3.1"}.'),
+  topic: z
+    .union([z.enum(TOPICS), z.array(z.enum(TOPICS)).min(1).max(LIMITS.topicsMaxItems)])
+    .optional()
+    .describe('One topic or up to three.'),
+  task_type: z.enum(TASK_TYPES).optional().describe('What kind of work the decision is part of.'),
+  max_results: z.number().int().min(LIMITS.maxResultsMin).max(LIMITS.maxResultsMax).default(LIMITS.maxResultsDefault),
+  detail: z.enum(['brief', 'standard']).default('brief').describe('brief: the essentials; standard: adds rationale, conditions, exceptions, pitfalls, checks and evidence.'),
+  token_budget: z.number().int().min(LIMITS.tokenBudgetMin).max(LIMITS.tokenBudgetMax).default(LIMITS.tokenBudgetDefault),
+});
+export type SearchKnowledgeInput = z.output<typeof searchKnowledgeInput>;
+
+export const getGuidanceInput = z.strictObject({
+  ids: z
+    .array(identifier)
+    .min(LIMITS.guidanceIdsMin)
+    .max(LIMITS.guidanceIdsMax)
+    .describe('Slugs or ids returned by search_knowledge.'),
+  detail: z.enum(['brief', 'full']).default('full'),
+});
+export type GetGuidanceInput = z.output<typeof getGuidanceInput>;
+
+export const submitFeedbackInput = z.strictObject({
+  category: z.enum(FEEDBACK_CATEGORIES),
+  record: identifier.optional().describe('The approved slug or id the feedback is about.'),
+  source: z.enum(FEEDBACK_SOURCES).default('other'),
+  comment: z
+    .string()
+    .min(1)
+    .max(LIMITS.feedbackCommentMaxChars)
+    .optional()
+    .describe('Never include source code, secrets, credentials, customer data or personal information.'),
+});
+export type SubmitFeedbackInput = z.output<typeof submitFeedbackInput>;
+
+// ---------------------------------------------------------------------------
+// Results
+// ---------------------------------------------------------------------------
+
+export const appliesToSchema = z.object({
+  kind: z.string(),
+  name: z.string(),
+  version_constraint: z.string().optional(),
+});
+
+export const sourceSchema = z.object({
+  title: z.string(),
+  url: z.string(),
+  publisher: z.string().optional(),
+  evidence_excerpt: z.string().optional(),
+  relation: z.string(),
+});
+
+/** A record as search and get_guidance return it; `brief` omits the optional lists. */
+export const guidanceResultSchema = z.object({
+  id: z.string(),
+  slug: z.string(),
+  title: z.string(),
+  topic: z.string(),
+  summary: z.string().optional(),
+  recommendation: z.string(),
+  rationale: z.string().optional(),
+  applies_to: z.array(appliesToSchema),
+  conditions: z.array(z.string()).optional(),
+  exceptions: z.array(z.string()).optional(),
+  pitfalls: z.array(z.string()).optional(),
+  verification_checks: z.array(z.string()).optional(),
+  confidence: z.enum(CONFIDENCE_LEVELS),
+  updated_at: z.string(),
+  sources: z.array(sourceSchema),
+  /** Why the record ranked where it did, e.g. a requested version outside its constraint. */
+  applicability_note: z.string().optional(),
+});
+export type GuidanceResult = z.infer<typeof guidanceResultSchema>;
+
+export const fullGuidanceResultSchema = guidanceResultSchema.extend({
+  status: z.string().optional(),
+  content_version: z.number().int().optional(),
+  approved_at: z.string().optional(),
+  version_constraints: z.record(z.string(), z.string()).optional(),
+  examples: z.string().optional(),
+});
+export type FullGuidanceResult = z.infer<typeof fullGuidanceResultSchema>;
+
+export const searchKnowledgeOutput = z.object({
+  query_summary: z.string(),
+  results: z.array(guidanceResultSchema),
+  retrieval: z.object({
+    mode: z.enum(RETRIEVAL_MODES),
+    degraded: z.boolean(),
+    degraded_reason: z.string().optional(),
+    embedding_provider: z.string().optional(),
+    embedding_cache: z.enum(['hit', 'miss']).optional(),
+    total_candidates: z.number().int(),
+    technology_filter_fallback: z.boolean(),
+    truncated: z.boolean(),
+  }),
+  suggestions: z.array(z.string()),
+});
+export type SearchKnowledgeOutput = z.infer<typeof searchKnowledgeOutput>;
+
+export const getGuidanceOutput = z.object({
+  results: z.array(fullGuidanceResultSchema),
+  missing: z.array(z.string()),
+});
+export type GetGuidanceOutput = z.infer<typeof getGuidanceOutput>;
+
+export const submitFeedbackOutput = z.object({
+  accepted: z.boolean(),
+  id: z.string(),
+  message: z.string(),
+});
+export type SubmitFeedbackOutput = z.infer<typeof submitFeedbackOutput>;
+
+// ---------------------------------------------------------------------------
+// Tool catalogue
+// ---------------------------------------------------------------------------
+
+export interface ToolDefinition {
+  readonly name: 'search_knowledge' | 'get_guidance' | 'submit_feedback';
+  readonly title: string;
+  readonly description: string;
+  readonly input: z.ZodType;
+  readonly output: z.ZodType;
+  readonly annotations: { readOnlyHint: boolean; destructiveHint: boolean; openWorldHint: boolean; idempotentHint?: boolean };
+}
+
+export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
+  {
+    name: 'search_knowledge',
+    title: 'Search engineering guidance',
+    description:
+      'Find owner-reviewed engineering guidance for an implementation decision. Describe the decision in plain words; ' +
+      'optionally name technologies, versions, topic and task type. Returns a few records (recommendation, where it applies, ' +
+      'sources) or mode "no_match" when nothing in the knowledge base fits; never invent guidance it did not return. ' +
+      'Read applies_to, conditions and exceptions before acting; call get_guidance for the full record.',
+    input: searchKnowledgeInput,
+    output: searchKnowledgeOutput,
+    annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+  },
+  {
+    name: 'get_guidance',
+    title: 'Get full guidance records',
+    description:
+      'Fetch full records by the slugs or ids that search_knowledge returned: exceptions, pitfalls, verification checks, ' +
+      'version constraints and examples. Unknown, deprecated or unapproved identifiers are listed in "missing".',
+    input: getGuidanceInput,
+    output: getGuidanceOutput,
+    annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+  },
+  {
+    name: 'submit_feedback',
+    title: 'Send anonymous feedback',
+    description:
+      'Tell the owners a result was helpful, not helpful, incorrect, outdated or missing. Anonymous and owner-reviewed; ' +
+      'it never changes ranking automatically. Never include code, secrets, credentials or personal data in the comment.',
+    input: submitFeedbackInput,
+    output: submitFeedbackOutput,
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+  },
+];
+
+/** JSON Schema for a tool's arguments as clients see it (defaults shown, not required). */
+export function inputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
+  const schema = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>;
+  delete schema.$schema;
+  // `versions` is bounded by a refinement, which JSON Schema cannot express by itself.
+  const props = schema.properties as Record<string, Record<string, unknown>> | undefined;
+  if (props?.versions) props.versions.maxProperties = LIMITS.versionsMaxKeys;
+  return schema;
+}
+
+/** JSON Schema for a tool's structured result. */
+export function outputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
+  const schema = z.toJSONSchema(tool.output, { io: 'output' }) as Record<string, unknown>;
+  delete schema.$schema;
+  return schema;
+}
