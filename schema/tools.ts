@@ -262,9 +262,22 @@ export function inputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
   return schema;
 }
 
-/** JSON Schema for a tool's structured result. */
+/** The structured content of every failed call (`isError: true`). */
+export const toolErrorOutput = z.object({
+  error: z.object({
+    code: z.enum(['validation_error', 'not_found', 'unauthorized', 'forbidden', 'rate_limited', 'conflict', 'internal']),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()),
+  }),
+});
+
+/**
+ * JSON Schema for a tool's structured result: the success shape or the error shape.
+ * Clients validate structured content against it even on `isError` results, so the
+ * error branch must be part of the schema.
+ */
 export function outputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
-  const schema = z.toJSONSchema(tool.output, { io: 'output' }) as Record<string, unknown>;
+  const schema = z.toJSONSchema(z.union([tool.output, toolErrorOutput]), { io: 'output' }) as Record<string, unknown>;
   delete schema.$schema;
-  return schema;
+  return { type: 'object', ...schema };
 }
