@@ -1,0 +1,136 @@
+/**
+ * The `chatctx` CLI as a user runs it: a child process on a data directory with no
+ * server running (it opens the store itself), clear errors and non-zero exits on
+ * bad input, and imports that land whole or not at all.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, rm, writeFile, mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { makeDataDir, runCli, startServer } from '../support/local-server.ts';
+
+let dataDir: string;
+let work: string;
+const cli = (...args: string[]) => runCli(['--data-dir', dataDir, ...args]);
+
+const record = (slug: string, extra: Record<string, unknown> = {}) => ({
+  slug,
+  title: `Guidance ${slug}`,
+  topic: 'reliability',
+  task_types: ['build'],
+  summary: 'Background jobs hang forever when a downstream call never answers.',
+  recommendation: 'Put a deadline on every outbound call made by a background job.',
+  applies_to: [{ kind: 'runtime', name: 'Node.js', version_constraint: '>=18' }],
+  confidence: 'medium',
+  sources: [{ title: 'Timers', url: 'https://nodejs.org/api/timers.html', relation: 'supports' }],
+  ...extra,
+});
+
+beforeAll(async () => {
+  dataDir = await makeDataDir();
+  work = await mkdtemp(join(tmpdir(), 'chatctx-cli-'));
+});
+
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+  await rm(work, { recursive: true, force: true });
+});
+
+describe('chatctx keys (no server running)', () => {
+  it('creates a key, prints it once with its id, and never lists the plaintext', async () => {
+    const created = await cli('keys', 'create', '--name', 'ci bot', '--daily-quota', '100');
+    expect(created.code).toBe(0);
+    const key = /kb_live_[A-Za-z0-9_-]{43}/.exec(created.stdout)?.[0];
+    const id = /Created key ([0-9a-f-]{36})/.exec(created.stdout)?.[1];
+    expect(key).toBeDefined();
+    expect(created.stdout).toContain(`chatctx keys revoke ${id}`);
+    const listed = await cli('keys', 'list');
+    expect(listed.stdout).toContain(id);
+    expect(listed.stdout).toContain('100/day');
+    expect(listed.stdout).not.toContain(key);
+  });
+
+  it('creates the pepper file with mode 0600', async () => {
+    const { mode } = await import('node:fs').then((fs) => fs.statSync(join(dataDir, 'pepper')));
+    expect(mode & 0o777).toBe(0o600);
+  });
+
+  it('fails clearly on bad input', async () => {
+    const noName = await cli('keys', 'create');
+    expect(noName.code).not.toBe(0);
+    expect(noName.stderr).toMatch(/--name/);
+    const badQuota = await cli('keys', 'create', '--name', 'x', '--daily-quota', '-3');
+    expect(badQuota.code).not.toBe(0);
+    expect(badQuota.stderr).toMatch(/whole number/);
+    const unknown = await cli('keys', 'revoke', '00000000-0000-0000-0000-000000000000');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('error: No API key has that id.\n');
+    const unknownQuota = await cli('keys', 'set-quota', 'nope', '5');
+    expect(unknownQuota.code).toBe(1);
+  });
+});
+
+describe('chatctx records import', () => {
+  it('imports nothing when any record is invalid, and names each problem', async () => {
+    const dir = join(work, 'mixed');
+    await mkdir(dir);
+    await writeFile(join(dir, 'a.json'), JSON.stringify(record('deadline-on-outbound-calls')));
+    await writeFile(join(dir, 'b.jsonl'), [JSON.stringify(record('second-good-record')), JSON.stringify(record('Bad Slug', { sources: [] }))].join('\n'));
+    const result = await cli('records', 'import', dir, '--approve');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/nothing was imported/);
+    expect(result.stderr).toMatch(/b\.jsonl:2: slug: slug must be kebab-case/);
+    expect(result.stderr).toMatch(/b\.jsonl:2: sources: every record needs at least one source/);
+
+    // The valid records were not half-imported: importing them alone creates both.
+    await writeFile(join(dir, 'b.jsonl'), JSON.stringify(record('second-good-record')));
+    const retry = await cli('--json', 'records', 'import', dir, '--approve');
+    expect(retry.code).toBe(0);
+    expect(JSON.parse(retry.stdout)).toMatchObject({ created: 2, approved: 2 });
+  });
+
+  it('reports unreadable files', async () => {
+    const bad = join(work, 'broken.json');
+    await writeFile(bad, '{"slug": ');
+    const result = await cli('records', 'import', bad);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/broken\.json is not valid JSON/);
+    const missing = await cli('records', 'import', join(work, 'nope'));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/No file or folder/);
+  });
+
+  it('refuses to change approved text without --approve', async () => {
+    const file = join(work, 'changed.json');
+    await writeFile(file, JSON.stringify(record('deadline-on-outbound-calls', { recommendation: 'Changed, unreviewed text.' })));
+    const result = await cli('records', 'import', file);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/is approved; importing changed text needs --approve/);
+  });
+});
+
+describe('one server per data directory', () => {
+  it('refuses a second server on a data directory that is being served', async () => {
+    const dir = await makeDataDir();
+    const server = await startServer({}, dir);
+    try {
+      await expect(startServer({}, dir)).rejects.toThrow(/Another chatctx server/);
+      const info = JSON.parse(await readFile(join(dir, 'server.json'), 'utf8'));
+      expect(info.mcpUrl).toBe(server.url);
+    } finally {
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('prints the MCP URL and a ready-to-paste client configuration on start', async () => {
+    const server = await startServer();
+    try {
+      const out = server.output();
+      expect(out).toContain(`"url": "${server.url}"`);
+      expect(out).toMatch(/loaded \d+ starter records/);
+    } finally {
+      await server.stop();
+    }
+  });
+});
