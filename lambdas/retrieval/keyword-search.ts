@@ -15,6 +15,13 @@ import type { Sql } from '../ports/sql.ts';
 const K1 = 0.9;
 const B = 0.4;
 
+/**
+ * Weight of a query word no record contains, in the query's IDF mass. Such a word
+ * (a project's own identifier, a typo, or an off-corpus topic) should lower
+ * coverage, but not as much as a rare word the corpus does know.
+ */
+const ABSENT_TERM_WEIGHT = 0.5;
+
 /** Field weights by tsvector label: A title, B summary + recommendation, C rationale, D lists. */
 const FIELD_WEIGHT_SQL = `CASE w WHEN 'A' THEN 2.5 WHEN 'B' THEN 1.5 WHEN 'C' THEN 1.0 ELSE 0.6 END`;
 
@@ -27,7 +34,7 @@ export interface KeywordHit {
 
 export interface KeywordSearchResult {
   readonly hits: KeywordHit[];
-  /** IDF mass of every query lexeme, including ones no record contains. */
+  /** IDF mass of every query lexeme; lexemes no record contains count at ABSENT_TERM_WEIGHT. */
   readonly queryIdf: number;
   /** Records that matched at least one lexeme (before any limit). */
   readonly totalCandidates: number;
@@ -62,7 +69,7 @@ export async function keywordSearch(sql: Sql, query: string, options: KeywordSea
      corpus AS (SELECT count(*)::float8 AS n, coalesce(avg(dl), 1)::float8 AS avgdl FROM lens),
      matched AS (SELECT t.id, t.lexeme, t.tf FROM terms t JOIN q USING (lexeme)),
      idf AS (
-       SELECT q.lexeme, ln(1 + (c.n - count(m.id) + 0.5) / (count(m.id) + 0.5)) AS idf
+       SELECT q.lexeme, count(m.id) AS df, ln(1 + (c.n - count(m.id) + 0.5) / (count(m.id) + 0.5)) AS idf
          FROM q CROSS JOIN corpus c LEFT JOIN matched m USING (lexeme)
         GROUP BY q.lexeme, c.n
      ),
@@ -74,7 +81,7 @@ export async function keywordSearch(sql: Sql, query: string, options: KeywordSea
         GROUP BY m.id
      ),
      totals AS (
-       SELECT (SELECT coalesce(sum(idf), 0) FROM idf) AS query_idf,
+       SELECT (SELECT coalesce(sum(CASE WHEN df = 0 THEN ${ABSENT_TERM_WEIGHT} * idf ELSE idf END), 0) FROM idf) AS query_idf,
               (SELECT count(*) FROM scored) AS candidates,
               (SELECT count(*) FROM q) AS lexemes
      )

@@ -30,7 +30,9 @@ const CANDIDATE_POOL = 50;
  * Rare words weigh most, so a record that shares only "use" or "error" with the
  * query does not clear it, while one sharing the distinctive terms does.
  */
-const MIN_COVERAGE = 0.3;
+const MIN_COVERAGE = 0.4;
+/** Results scoring below this share of the best keyword score are noise beside it. */
+const MIN_SHARE_OF_TOP = 0.25;
 /** Ranking multipliers for requested topic, task type, technology and version. */
 const TOPIC_BOOST = 1.25;
 const TASK_BOOST = 1.1;
@@ -60,7 +62,10 @@ export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeIn
     keyword = await keywordSearch(deps.sql, input.query, { limit: CANDIDATE_POOL });
   }
 
-  const relevant = keyword.hits.filter((h) => keyword.queryIdf > 0 && h.matchedIdf / keyword.queryIdf >= MIN_COVERAGE);
+  const topScore = keyword.hits[0]?.score ?? 0;
+  const relevant = keyword.hits.filter(
+    (h) => keyword.queryIdf > 0 && h.matchedIdf / keyword.queryIdf >= MIN_COVERAGE && h.score >= MIN_SHARE_OF_TOP * topScore,
+  );
   const records = new Map((await loadApprovedByIds(deps.sql, relevant.map((h) => h.id))).map((r) => [r.id, r]));
 
   const ranked: Ranked[] = [];

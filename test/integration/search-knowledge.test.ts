@@ -1,0 +1,118 @@
+/**
+ * search_knowledge behaviour on the starter corpus, in-process over the real
+ * embedded Postgres: relevance threshold, technology filter fallback, version
+ * applicability, detail levels and the token budget.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countTokens } from 'gpt-tokenizer';
+import { memoryStore, type MemoryStore } from '../support/store.ts';
+
+let store: MemoryStore;
+const search = async (args: Record<string, unknown>) => {
+  const result = await store.tools.search_knowledge(args);
+  expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy();
+  return result.structuredContent as any;
+};
+
+beforeAll(async () => {
+  store = await memoryStore();
+});
+
+afterAll(async () => {
+  await store.sql.close();
+});
+
+describe('relevance', () => {
+  it.each([
+    ['password hashing algorithm for user accounts', 'hash-passwords-with-argon2id-or-bcrypt'],
+    ['SQL injection in a query built with string concatenation', 'use-parameterized-queries-to-prevent-sql-injection'],
+    ['icon button has no accessible name for screen readers', 'give-icon-only-buttons-an-accessible-name'],
+    ['deep pagination with OFFSET is slow', 'use-keyset-pagination-instead-of-large-offset'],
+    ['outbound fetch hangs forever without a timeout', 'set-outbound-fetch-timeouts-with-abortsignal-timeout-in-nodejs'],
+  ])('ranks the matching record first for "%s"', async (query, slug) => {
+    const out = await search({ query });
+    expect(out.results[0]?.slug).toBe(slug);
+  });
+
+  it('answers no_match with suggestions when nothing clears the threshold', async () => {
+    const out = await search({ query: 'best sourdough hydration for rye loaves', technologies: ['Baking'], topic: 'data' });
+    expect(out.results).toEqual([]);
+    expect(out.retrieval.mode).toBe('no_match');
+    expect(out.suggestions.join(' ')).toMatch(/technologies/);
+    expect(out.suggestions.join(' ')).toMatch(/topic/);
+    expect(out.suggestions.join(' ')).toMatch(/submit_feedback/);
+  });
+
+  it('does not present a record that shares only a common word with the query', async () => {
+    const out = await search({ query: 'use a serif font for headings' });
+    expect(out.retrieval.mode).toBe('no_match');
+  });
+
+  it('reports honest candidate counts', async () => {
+    const out = await search({ query: 'react state effect', max_results: 1 });
+    expect(out.results).toHaveLength(1);
+    expect(out.retrieval.total_candidates).toBeGreaterThan(1);
+  });
+});
+
+describe('technologies and versions', () => {
+  it('retries without the technology filter when it leaves nothing, and says so', async () => {
+    const out = await search({ query: 'password hashing algorithm', technologies: ['Django'] });
+    expect(out.retrieval.technology_filter_fallback).toBe(true);
+    expect(out.results[0].slug).toBe('hash-passwords-with-argon2id-or-bcrypt');
+  });
+
+  it('keeps the filter when it matches', async () => {
+    const out = await search({ query: 'state after reordering list', technologies: ['react'] });
+    expect(out.retrieval.technology_filter_fallback).toBe(false);
+    for (const r of out.results) expect(r.applies_to.map((a: any) => a.name)).toContain('React');
+  });
+
+  it('never presents a record as applying to a version outside its constraint', async () => {
+    const query = 'accessible label ids for form fields in React components';
+    const ok = await search({ query, technologies: ['React'], versions: { React: '18.2.0' } });
+    const applying = ok.results.find((r: any) => r.slug === 'generate-accessible-label-ids-with-react-useid');
+    expect(applying.applicability_note).toBeUndefined();
+
+    const old = await search({ query, technologies: ['React'], versions: { React: '17.0.2' }, max_results: 10 });
+    const slugs = old.results.map((r: any) => r.slug);
+    const excluded = old.results.find((r: any) => r.slug === 'generate-accessible-label-ids-with-react-useid');
+    expect(excluded.applicability_note).toMatch(/React >=18.*17\.0\.2/);
+    // Every record that applies ranks above the one that does not.
+    const applyingAfter = old.results.slice(slugs.indexOf(excluded.slug) + 1).filter((r: any) => !r.applicability_note);
+    expect(applyingAfter).toEqual([]);
+  });
+});
+
+describe('answer shaping', () => {
+  it('brief omits reasoning fields; standard includes them with evidence', async () => {
+    const brief = await search({ query: 'react list keys reorder' });
+    expect(brief.results[0]).not.toHaveProperty('rationale');
+    expect(brief.results[0].sources[0]).not.toHaveProperty('evidence_excerpt');
+    const standard = await search({ query: 'react list keys reorder', detail: 'standard' });
+    expect(standard.results[0].rationale).toBeTruthy();
+    expect(standard.results[0].pitfalls.length).toBeGreaterThan(0);
+    expect(standard.results[0].sources[0].evidence_excerpt).toBeTruthy();
+  });
+
+  it('cuts the result list to the token budget, counted with the tokenizer, and says so', async () => {
+    const args = { query: 'react state effect list keys render', detail: 'standard', max_results: 10 };
+    const full = await search({ ...args, token_budget: 5000 });
+    expect(full.results.length).toBeGreaterThan(2);
+
+    const cut = await search({ ...args, token_budget: 1000 });
+    expect(cut.retrieval.truncated).toBe(true);
+    expect(cut.results.length).toBeLessThan(full.results.length);
+    expect(cut.results.length).toBeGreaterThan(0);
+    expect(countTokens(JSON.stringify(cut))).toBeLessThanOrEqual(1000);
+    expect(cut.results.map((r: any) => r.slug)).toEqual(full.results.slice(0, cut.results.length).map((r: any) => r.slug));
+    expect(cut.suggestions.join(' ')).toMatch(/token_budget/);
+  });
+
+  it('always returns the top match, in brief form, when even one full result exceeds a tiny budget', async () => {
+    const out = await search({ query: 'react list keys reorder', detail: 'standard', token_budget: 200 });
+    expect(out.results).toHaveLength(1);
+    expect(out.results[0]).not.toHaveProperty('pitfalls');
+    expect(out.retrieval.truncated).toBe(true);
+  });
+});

@@ -1,0 +1,30 @@
+/**
+ * An in-memory embedded store with the real schema, for tests that exercise the
+ * core in-process (no HTTP). Same PGlite + pgvector as the local server.
+ */
+import { randomBytes } from 'node:crypto';
+import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
+import { migrate } from '../../lambdas/storage/migrations.ts';
+import { readRecordFiles } from '../../lambdas/guidance/record-files.ts';
+import { importRecords } from '../../lambdas/guidance/record-import.ts';
+import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
+import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
+import { createLogger, type Logger } from '../../lambdas/observability/logger.ts';
+
+export interface MemoryStore {
+  sql: PgliteSql;
+  pepper: Buffer;
+  logs: string[];
+  logger: Logger;
+  tools: ReturnType<typeof createToolHandlers>;
+}
+
+export async function memoryStore(options: { starterCorpus?: boolean } = {}): Promise<MemoryStore> {
+  const sql = await PgliteSql.open();
+  await migrate(sql);
+  if (options.starterCorpus ?? true) await importRecords(sql, await readRecordFiles(STARTER_CORPUS_DIR), { approve: true });
+  const pepper = randomBytes(32);
+  const logs: string[] = [];
+  const logger = createLogger((line) => logs.push(line));
+  return { sql, pepper, logs, logger, tools: createToolHandlers({ sql, pepper: async () => pepper, logger }) };
+}
