@@ -20,7 +20,7 @@ afterAll(async () => {
 
 function runScript(script: string, args: string[]): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'scripts', script), ...args], { cwd: REPO_ROOT });
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', script), ...args], { cwd: REPO_ROOT });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
