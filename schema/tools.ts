@@ -262,10 +262,14 @@ export function inputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
   return schema;
 }
 
+/** Stable error codes of tool results and admin commands. */
+export const ERROR_CODES = ['validation_error', 'not_found', 'unauthorized', 'forbidden', 'rate_limited', 'conflict', 'internal'] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
 /** The structured content of every failed call (`isError: true`). */
 export const toolErrorOutput = z.object({
   error: z.object({
-    code: z.enum(['validation_error', 'not_found', 'unauthorized', 'forbidden', 'rate_limited', 'conflict', 'internal']),
+    code: z.enum(ERROR_CODES),
     message: z.string(),
     details: z.record(z.string(), z.unknown()),
   }),

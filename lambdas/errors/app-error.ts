@@ -5,14 +5,9 @@
  * traces, SQL text or query text; the original `cause` is kept for local debugging
  * only and is never serialized.
  */
-export type ErrorCode =
-  | 'validation_error'
-  | 'not_found'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'rate_limited'
-  | 'conflict'
-  | 'internal';
+import type { ErrorCode } from '../../schema/tools.ts';
+
+export type { ErrorCode };
 
 export class AppError extends Error {
   readonly code: ErrorCode;

@@ -26,6 +26,7 @@ import { runAdminCommand } from '../admin/admin-operations.ts';
 import { ValidationError, toAppError } from '../errors/app-error.ts';
 import { errorKind, type Logger } from '../observability/logger.ts';
 import { utcDay } from '../quota/quota-clock.ts';
+import { createSiteHandler, type SiteHandler } from '../site/site-handler.ts';
 
 export interface ServerInfo {
   readonly pid: number;
@@ -113,8 +114,12 @@ export async function startLocalServer(config: LocalConfig, logger: Logger): Pro
     logger,
   });
 
+  // The docs need the final URL (the port may be ephemeral), so they are rendered after listen.
+  let site: SiteHandler = () => undefined;
   const mcp = createServer(
-    getRequestListener((request, env) => handle(request, { clientIp: clientIp(env.incoming as IncomingMessage, config.trustedProxies) })),
+    getRequestListener(
+      (request, env) => site(request) ?? handle(request, { clientIp: clientIp(env.incoming as IncomingMessage, config.trustedProxies) }),
+    ),
   );
   // Keep-alive GET streams must not be cut by Node's default request timeout.
   mcp.requestTimeout = 0;
@@ -122,6 +127,7 @@ export async function startLocalServer(config: LocalConfig, logger: Logger): Pro
   const mcpPort = (mcp.address() as AddressInfo).port;
   const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
   const mcpUrl = `http://${shownHost}:${mcpPort}/mcp`;
+  site = createSiteHandler({ mcpUrl, guestDailyLimit: config.guestDailyLimit });
 
   const adminToken = randomBytes(32).toString('base64url');
   await writeFile(adminTokenPath(config.dataDir), adminToken + '\n', { mode: 0o600 });

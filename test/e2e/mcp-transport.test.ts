@@ -237,3 +237,34 @@ describe('GET stream', () => {
     expect((await fetch(server.url, { headers: { Accept: 'application/json' } })).status).toBe(406);
   });
 });
+
+describe('public documentation files', () => {
+  const base = () => server.url.replace(/\/mcp$/, '');
+
+  it('serves api.json with the same tool schemas that tools/list advertises', async () => {
+    const res = await fetch(`${base()}/api.json`);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    const api = (await res.json()) as any;
+    const { tools } = await client.listTools();
+    for (const tool of tools) {
+      const documented = api.tools.find((t: any) => t.name === tool.name);
+      expect(documented.inputSchema).toEqual(tool.inputSchema);
+      expect(documented.outputSchema).toEqual(tool.outputSchema);
+    }
+    expect(api.limits.queryMaxChars).toBe(2000);
+    expect(api.endpoint).toBe(server.url);
+  });
+
+  it('serves the text reference, the agent policy and a client configuration for this endpoint', async () => {
+    const full = await fetch(`${base()}/llms-full.txt`);
+    expect(full.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await full.text();
+    expect(text).toContain(server.url);
+    expect(text).toContain('| `query` | string | required; 2–2000 characters |');
+    expect(text).not.toContain('{{');
+    expect(await (await fetch(`${base()}/llms.txt`)).text()).toContain('/llms-full.txt');
+    expect(await (await fetch(`${base()}/agent-instructions.md`)).text()).toMatch(/no_match/);
+    const config = (await (await fetch(`${base()}/mcp.json`)).json()) as any;
+    expect(config.servers.chatctx.url).toBe(server.url);
+  });
+});
