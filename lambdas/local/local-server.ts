@@ -77,8 +77,9 @@ export function clientIp(incoming: IncomingMessage, trustedProxies: readonly str
   if (!trustedProxies.includes(peer)) return peer;
   const forwarded = String(incoming.headers['x-forwarded-for'] ?? '')
     .split(',')
-    .map((s) => normalizeIp(s.trim()))
-    .filter((s) => s.length > 0);
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)
+    .map(normalizeIp);
   for (let i = forwarded.length - 1; i >= 0; i--) if (!trustedProxies.includes(forwarded[i]!)) return forwarded[i]!;
   return peer;
 }
