@@ -34,8 +34,10 @@ CREATE TABLE IF NOT EXISTS records (
    || setweight(to_tsvector('english', coalesce(rationale, '')), 'C')
    || setweight(jsonb_to_tsvector('english', conditions || pitfalls, '["string"]'), 'D')
   ) STORED,
-  embedding           vector(512),
-  embedding_model     text
+  -- Which model embedded this record's passages, and from which content; a
+  -- mismatch with (current model, content_hash) marks the embedding stale.
+  embedding_model     text,
+  embedded_hash       text
 );
 CREATE INDEX IF NOT EXISTS records_search_vector_idx ON records USING gin (search_vector);
 CREATE INDEX IF NOT EXISTS records_status_idx ON records (status);
@@ -109,6 +111,48 @@ CREATE TABLE IF NOT EXISTS quota_counters (
   day     date NOT NULL,
   used    integer NOT NULL,
   PRIMARY KEY (subject, day)
+);
+
+-- BM25 side tables, maintained by the import code for approved records only, so
+-- that document frequencies, N and average length always describe what search sees.
+-- tf and doc_len are field-weighted (title counts more than rationale).
+CREATE TABLE IF NOT EXISTS record_terms (
+  lexeme    text NOT NULL,
+  record_id uuid NOT NULL REFERENCES records (id) ON DELETE CASCADE,
+  tf        real NOT NULL,
+  doc_len   real NOT NULL,
+  PRIMARY KEY (lexeme, record_id)
+);
+CREATE INDEX IF NOT EXISTS record_terms_record_idx ON record_terms (record_id);
+
+CREATE TABLE IF NOT EXISTS term_stats (
+  lexeme text PRIMARY KEY,
+  df     integer NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS corpus_stats (
+  id        smallint PRIMARY KEY CHECK (id = 1),
+  n         integer NOT NULL,
+  total_len double precision NOT NULL
+);
+INSERT INTO corpus_stats (id, n, total_len) VALUES (1, 0, 0) ON CONFLICT (id) DO NOTHING;
+
+-- Dense side: one or more passage embeddings per record (the sentence encoder
+-- reads only ~128 tokens, so long records are embedded as overlapping passages).
+CREATE TABLE IF NOT EXISTS record_passages (
+  record_id uuid NOT NULL REFERENCES records (id) ON DELETE CASCADE,
+  passage   integer NOT NULL,
+  embedding vector(512) NOT NULL,
+  PRIMARY KEY (record_id, passage)
+);
+CREATE INDEX IF NOT EXISTS record_passages_embedding_idx ON record_passages USING hnsw (embedding vector_cosine_ops);
+
+-- Query embeddings keyed by HMAC(pepper, model, dimensions, normalized query):
+-- repeated questions skip the encoder, and the query text is never stored.
+CREATE TABLE IF NOT EXISTS embedding_cache (
+  cache_key    text PRIMARY KEY,
+  embedding    vector(512) NOT NULL,
+  last_used_at timestamptz NOT NULL DEFAULT now()
 );
 
 -- Small facts about this store, e.g. whether the starter corpus was loaded.

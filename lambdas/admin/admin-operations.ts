@@ -8,7 +8,11 @@ import { z } from 'zod';
 import type { Sql } from '../ports/sql.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
-import { importRecords } from '../guidance/record-import.ts';
+import { importRecords, type ImportSummary } from '../guidance/record-import.ts';
+import type { Embedder } from '../ports/embedder.ts';
+import { embedRecords, passagesOf, recordsToEmbed, type EmbedProgress } from '../embeddings/record-embeddings.ts';
+import { estimateBedrockCost } from '../embeddings/bedrock-embedder.ts';
+import { errorKind } from '../observability/logger.ts';
 import { validateRecords } from '../guidance/record-files.ts';
 
 const quota = z.number().int().min(0).max(100_000_000).nullable();
@@ -25,12 +29,65 @@ export const adminCommand = z.discriminatedUnion('op', [
     where: z.array(z.string()).optional(),
     approve: z.boolean().default(false),
   }),
+  z.strictObject({ op: z.literal('embeddings.backfill'), force: z.boolean().default(false), dry_run: z.boolean().default(false) }),
 ]);
 export type AdminCommand = z.input<typeof adminCommand>;
 
 export interface AdminDeps {
   readonly sql: Sql;
   readonly pepper: () => Promise<Buffer>;
+  /** The configured embedding provider; undefined for none. */
+  readonly embedder?: Embedder;
+  /** Progress of long operations (embedding), for a progress bar. */
+  readonly onProgress?: (progress: EmbedProgress) => void;
+}
+
+export interface ImportResult extends ImportSummary {
+  /** Records embedded after the import committed, or why they could not be. */
+  embedding: { embedded: number; skipped_reason?: string };
+}
+
+export interface BackfillResult {
+  provider: string;
+  model: string;
+  stale: number;
+  passages: number;
+  embedded: number;
+  dry_run: boolean;
+  /** Bedrock only: estimated price of embedding the stale passages. */
+  estimated_cost_usd?: number;
+}
+
+/** Embeds what an import changed. Failure leaves the records keyword-searchable and stale for backfill. */
+export async function embedChanged(deps: AdminDeps, ids: readonly string[]): Promise<ImportResult['embedding']> {
+  if (!deps.embedder) return { embedded: 0, skipped_reason: 'no embedding provider is configured' };
+  if (ids.length === 0) return { embedded: 0 };
+  try {
+    const stale = await recordsToEmbed(deps.sql, deps.embedder.model, { ids });
+    const done = await embedRecords(deps.sql, deps.embedder, stale, { onProgress: deps.onProgress });
+    return { embedded: done.embedded };
+  } catch (error) {
+    return { embedded: 0, skipped_reason: `embedding failed (${errorKind(error)}); run \`chatctx embeddings backfill\`` };
+  }
+}
+
+async function backfill(deps: AdminDeps, force: boolean, dryRun: boolean): Promise<BackfillResult> {
+  if (!deps.embedder) throw new ValidationError('No embedding provider is configured (CHATCTX_EMBEDDINGS=none).');
+  const embedder = deps.embedder;
+  const stale = await recordsToEmbed(deps.sql, embedder.model, { force });
+  const texts = stale.flatMap(passagesOf);
+  const result: BackfillResult = {
+    provider: embedder.provider,
+    model: embedder.model,
+    stale: stale.length,
+    passages: texts.length,
+    embedded: 0,
+    dry_run: dryRun,
+    estimated_cost_usd: embedder.provider === 'bedrock' ? estimateBedrockCost(texts).usd : undefined,
+  };
+  if (dryRun) return result;
+  const done = await embedRecords(deps.sql, embedder, stale, { onProgress: deps.onProgress });
+  return { ...result, embedded: done.embedded };
 }
 
 export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<unknown> {
@@ -54,7 +111,10 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
     case 'records.import': {
       const where = command.where;
       const records = validateRecords(command.records, (i) => where?.[i] ?? `record ${i + 1}`);
-      return importRecords(deps.sql, records, { approve: command.approve });
+      const summary = await importRecords(deps.sql, records, { approve: command.approve });
+      return { ...summary, embedding: await embedChanged(deps, summary.changed_ids) } satisfies ImportResult;
     }
+    case 'embeddings.backfill':
+      return backfill(deps, command.force, command.dry_run);
   }
 }

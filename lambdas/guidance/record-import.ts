@@ -9,6 +9,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Sql } from '../ports/sql.ts';
 import { ConflictError } from '../errors/app-error.ts';
 import type { RecordFile } from './record-schema.ts';
+import { reindexRecord } from '../retrieval/bm25-index.ts';
+import { canonicalTechnology } from '../retrieval/technology-vocabulary.ts';
 
 export interface ImportSummary {
   created: number;
@@ -18,6 +20,8 @@ export interface ImportSummary {
   candidates: number;
   deprecated: number;
   slugs: string[];
+  /** Ids of the records that were created or changed (text or status). */
+  changed_ids: string[];
 }
 
 export interface ImportOptions {
@@ -37,13 +41,23 @@ function targetStatus(record: RecordFile, approve: boolean): 'approved' | 'candi
 }
 
 export async function importRecords(sql: Sql, records: readonly RecordFile[], options: ImportOptions): Promise<ImportSummary> {
-  const summary: ImportSummary = { created: 0, updated: 0, unchanged: 0, approved: 0, candidates: 0, deprecated: 0, slugs: [] };
+  const summary: ImportSummary = {
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    approved: 0,
+    candidates: 0,
+    deprecated: 0,
+    slugs: [],
+    changed_ids: [],
+  };
   await sql.transaction(async (tx) => {
     for (const record of records) {
       const outcome = await importOne(tx, record, options.approve);
       summary[outcome.change] += 1;
       summary[outcome.status === 'candidate' ? 'candidates' : outcome.status] += 1;
       summary.slugs.push(record.slug);
+      if (outcome.change !== 'unchanged') summary.changed_ids.push(outcome.id);
     }
   });
   return summary;
@@ -53,7 +67,7 @@ async function importOne(
   tx: Sql,
   record: RecordFile,
   approve: boolean,
-): Promise<{ change: 'created' | 'updated' | 'unchanged'; status: 'approved' | 'candidate' | 'deprecated' }> {
+): Promise<{ id: string; change: 'created' | 'updated' | 'unchanged'; status: 'approved' | 'candidate' | 'deprecated' }> {
   const hash = contentHash(record);
   const status = targetStatus(record, approve);
   const [existing] = await tx.query<{ id: string; status: string; content_hash: string; content_version: number }>(
@@ -72,9 +86,10 @@ async function importOne(
         [existing.id, status],
       );
       if (status === 'approved') await snapshot(tx, existing.id);
-      return { change: 'updated', status };
+      await reindexRecord(tx, existing.id);
+      return { id: existing.id, change: 'updated', status };
     }
-    return { change: 'unchanged', status: existing.status as 'approved' | 'candidate' | 'deprecated' };
+    return { id: existing.id, change: 'unchanged', status: existing.status as 'approved' | 'candidate' | 'deprecated' };
   }
   if (existing && existing.status === 'approved' && status === 'candidate') {
     throw new ConflictError(
@@ -109,11 +124,12 @@ async function importOne(
               recommendation = $8, rationale = $9, conditions = $10::jsonb, exceptions = $11::jsonb, pitfalls = $12::jsonb,
               verification_checks = $13::jsonb, examples = $14, confidence = $15, content_hash = $16,
               updated_at = coalesce($17::timestamptz, now()), content_version = content_version + 1,
-              approved_at = CASE WHEN $3 = 'approved' THEN now() ELSE approved_at END,
-              embedding = NULL, embedding_model = NULL
+              approved_at = CASE WHEN $3 = 'approved' THEN now() ELSE approved_at END
         WHERE id::text = $1`,
       params,
     );
+    // The old text's passages no longer describe the record; it is re-embedded after commit.
+    await tx.query('DELETE FROM record_passages WHERE record_id::text = $1', [id]);
     await tx.query('DELETE FROM record_applies_to WHERE record_id::text = $1', [id]);
     await tx.query('DELETE FROM record_sources WHERE record_id::text = $1', [id]);
   } else {
@@ -128,7 +144,7 @@ async function importOne(
   for (const [position, a] of record.applies_to.entries()) {
     await tx.query(
       'INSERT INTO record_applies_to (record_id, position, kind, name, version_constraint) VALUES ($1::uuid, $2, $3, $4, $5)',
-      [id, position, a.kind, a.name, a.version_constraint ?? null],
+      [id, position, a.kind, canonicalTechnology(a.name), a.version_constraint ?? null],
     );
   }
   for (const [position, s] of record.sources.entries()) {
@@ -139,14 +155,15 @@ async function importOne(
     );
   }
   if (status === 'approved') await snapshot(tx, id);
-  return { change: existing ? 'updated' : 'created', status };
+  await reindexRecord(tx, id);
+  return { id, change: existing ? 'updated' : 'created', status };
 }
 
 /** Keeps the approved text of this content_version (once). */
 async function snapshot(tx: Sql, id: string): Promise<void> {
   await tx.query(
     `INSERT INTO record_history (record_id, content_version, snapshot)
-     SELECT r.id, r.content_version, to_jsonb(r) - 'search_vector' - 'embedding'
+     SELECT r.id, r.content_version, to_jsonb(r) - 'search_vector'
        FROM records r WHERE r.id::text = $1
      ON CONFLICT (record_id, content_version) DO NOTHING`,
     [id],

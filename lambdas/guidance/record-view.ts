@@ -123,7 +123,7 @@ export async function loadApprovedByIds(sql: Sql, ids: readonly string[]): Promi
   if (ids.length === 0) return [];
   const rows = await sql.query(
     `SELECT ${RECORD_COLUMNS} FROM records r
-      WHERE r.status = 'approved' AND r.id::text IN (SELECT jsonb_array_elements_text($1::jsonb))`,
+      WHERE r.status = 'approved' AND r.id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)`,
     [JSON.stringify(ids)],
   );
   return rows.map(toStoredRecord);

@@ -28,3 +28,8 @@ export function normalizeQuery(query: string): string {
 export function hashQuery(pepper: Buffer, query: string): string {
   return purposeHmac(pepper, 'query', normalizeQuery(query));
 }
+
+/** Cache key of a query embedding: model, dimensions and normalized query, keyed. */
+export function hashEmbeddingCacheKey(pepper: Buffer, model: string, dimensions: number, query: string): string {
+  return purposeHmac(pepper, 'embedding-cache', `${model}\u0000${dimensions}\u0000${normalizeQuery(query)}`);
+}

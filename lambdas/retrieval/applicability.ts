@@ -6,6 +6,7 @@
  */
 import semver from 'semver';
 import type { AppliesTo } from '../guidance/record-view.ts';
+import { sameTechnology as same } from './technology-vocabulary.ts';
 
 export interface Applicability {
   /** Record names at least one requested technology. */
@@ -16,7 +17,6 @@ export interface Applicability {
   readonly excludedNote?: string;
 }
 
-const same = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
 
 export function checkApplicability(
   appliesTo: readonly AppliesTo[],

@@ -11,9 +11,11 @@ import type { Logger } from '../observability/logger.ts';
 import { hashQuery } from '../privacy/hashing.ts';
 import type { GuidanceResult, SearchKnowledgeInput, SearchKnowledgeOutput, Topic } from '../../schema/tools.ts';
 import { loadApprovedByIds, shapeRecord, type StoredRecord } from '../guidance/record-view.ts';
-import { keywordSearch } from './keyword-search.ts';
 import { checkApplicability } from './applicability.ts';
 import { tokensOf } from './token-budget.ts';
+import { embedQuery } from './query-embedding.ts';
+import { rankCandidates, type RankedCandidate } from './rank.ts';
+import { canonicalTechnologies } from './technology-vocabulary.ts';
 
 export interface SearchDeps {
   readonly sql: Sql;
@@ -21,17 +23,20 @@ export interface SearchDeps {
   /** Undefined when no embedding provider is configured. */
   readonly embedder?: Embedder;
   readonly logger: Logger;
+  /** Time allowed for the query embedding on a cache miss. @default 1500 */
+  readonly embedTimeoutMs?: number;
 }
 
-/** How many keyword candidates are re-ranked. */
+/** How many candidates each retrieval side contributes. */
 const CANDIDATE_POOL = 50;
 /**
- * A record must contain this share of the query's IDF mass to be presented.
- * Rare words weigh most, so a record that shares only "use" or "error" with the
- * query does not clear it, while one sharing the distinctive terms does.
+ * A record is presented when it contains this share of the query's IDF mass
+ * (rare words weigh most, so sharing only "use" or "error" is not enough) …
  */
 const MIN_COVERAGE = 0.4;
-/** Results scoring below this share of the best keyword score are noise beside it. */
+/** … or when its best passage is this similar to the query (cosine, sentence encoder). */
+const MIN_SIMILARITY = 0.45;
+/** Results scoring below this share of the best score are noise beside it. */
 const MIN_SHARE_OF_TOP = 0.25;
 /** Ranking multipliers for requested topic, task type, technology and version. */
 const TOPIC_BOOST = 1.25;
@@ -47,33 +52,37 @@ interface Ranked {
   note?: string;
 }
 
+function relevant(candidates: readonly RankedCandidate[]): RankedCandidate[] {
+  const top = candidates[0]?.score ?? 0;
+  return candidates.filter(
+    (c) => (c.coverage >= MIN_COVERAGE || (c.similarity ?? 0) >= MIN_SIMILARITY) && c.score >= MIN_SHARE_OF_TOP * top,
+  );
+}
+
 export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeInput): Promise<SearchKnowledgeOutput> {
   const topics: Topic[] = input.topic === undefined ? [] : Array.isArray(input.topic) ? input.topic : [input.topic];
+  const technologies = canonicalTechnologies(input.technologies);
 
-  // The hybrid engine joins here; without an embedder, keyword search answers alone.
-  const degradedReason = deps.embedder
-    ? undefined
-    : 'No embedding provider is configured, so only full-text search ran; recall is lower.';
+  const embedding = await embedQuery(deps, input.query);
+  const rank = (filter: { technologies?: readonly string[] }) =>
+    rankCandidates(deps.sql, input.query, embedding.vector, { mode: 'hybrid', filter, pool: CANDIDATE_POOL });
 
   let technologyFilterFallback = false;
-  let keyword = await keywordSearch(deps.sql, input.query, { technologies: input.technologies, limit: CANDIDATE_POOL });
-  if (input.technologies.length > 0 && keyword.hits.length === 0) {
+  let ranking = await rank({ technologies });
+  let kept = relevant(ranking.candidates);
+  if (technologies.length > 0 && kept.length === 0) {
     technologyFilterFallback = true;
-    keyword = await keywordSearch(deps.sql, input.query, { limit: CANDIDATE_POOL });
+    ranking = await rank({});
+    kept = relevant(ranking.candidates);
   }
-
-  const topScore = keyword.hits[0]?.score ?? 0;
-  const relevant = keyword.hits.filter(
-    (h) => keyword.queryIdf > 0 && h.matchedIdf / keyword.queryIdf >= MIN_COVERAGE && h.score >= MIN_SHARE_OF_TOP * topScore,
-  );
-  const records = new Map((await loadApprovedByIds(deps.sql, relevant.map((h) => h.id))).map((r) => [r.id, r]));
+  const records = new Map((await loadApprovedByIds(deps.sql, kept.map((c) => c.id))).map((r) => [r.id, r]));
 
   const ranked: Ranked[] = [];
-  for (const hit of relevant) {
-    const record = records.get(hit.id);
+  for (const candidate of kept) {
+    const record = records.get(candidate.id);
     if (!record) continue;
-    const fit = checkApplicability(record.applies_to, input.technologies, input.versions);
-    let score = hit.score;
+    const fit = checkApplicability(record.applies_to, technologies, input.versions);
+    let score = candidate.score;
     if (topics.includes(record.topic as Topic)) score *= TOPIC_BOOST;
     if (input.task_type && record.task_types.includes(input.task_type)) score *= TASK_BOOST;
     if (fit.technologyMatch) score *= TECH_BOOST;
@@ -84,16 +93,17 @@ export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeIn
   ranked.sort((a, b) => b.score - a.score || a.record.slug.localeCompare(b.record.slug));
 
   const top = ranked.slice(0, input.max_results);
-  const mode = top.length === 0 ? 'no_match' : deps.embedder ? 'hybrid' : 'keyword_fallback';
+  const mode = top.length === 0 ? 'no_match' : embedding.vector ? 'hybrid' : 'keyword_fallback';
   const base: SearchKnowledgeOutput = {
-    query_summary: querySummary(topics, input.technologies, input.task_type),
+    query_summary: querySummary(topics, technologies, input.task_type),
     results: [],
     retrieval: {
       mode,
-      degraded: degradedReason !== undefined,
-      degraded_reason: degradedReason,
+      degraded: embedding.degradedReason !== undefined,
+      degraded_reason: embedding.degradedReason,
       embedding_provider: deps.embedder?.provider,
-      total_candidates: keyword.totalCandidates,
+      embedding_cache: embedding.cache,
+      total_candidates: ranking.totalCandidates,
       technology_filter_fallback: technologyFilterFallback,
       truncated: false,
     },
@@ -111,6 +121,7 @@ export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeIn
     results: output.results.length,
     candidates: output.retrieval.total_candidates,
     degraded: output.retrieval.degraded,
+    embedding_cache: embedding.cache,
     truncated: output.retrieval.truncated,
     technology_filter_fallback: technologyFilterFallback,
   });

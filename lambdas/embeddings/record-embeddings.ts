@@ -1,0 +1,95 @@
+/**
+ * Embeds approved records into `record_passages`, and finds the ones whose
+ * embedding is missing or stale (made by another model, or from older text).
+ * Import calls it after its transaction commits; `chatctx embeddings backfill`
+ * calls it for the whole store. A failure leaves the affected records stale and
+ * searchable by keyword; it never undoes an import.
+ */
+import type { Sql } from '../ports/sql.ts';
+import type { Embedder } from '../ports/embedder.ts';
+import { recordPassages } from './passages.ts';
+import { vectorLiteral } from '../retrieval/vector-search.ts';
+
+export interface EmbeddableRecord {
+  readonly id: string;
+  readonly title: string;
+  readonly summary: string | null;
+  readonly recommendation: string;
+  readonly contentHash: string;
+}
+
+export interface EmbedProgress {
+  readonly done: number;
+  readonly total: number;
+}
+
+export interface EmbedRecordsOptions {
+  /** Re-embed records that are already current. */
+  readonly force?: boolean;
+  /** Only these record ids (e.g. the ones an import just changed). */
+  readonly ids?: readonly string[];
+  /** Records embedded per transaction. @default 16 */
+  readonly batchSize?: number;
+  readonly onProgress?: (progress: EmbedProgress) => void;
+  readonly signal?: AbortSignal;
+}
+
+export interface EmbedSummary {
+  readonly embedded: number;
+  readonly passages: number;
+}
+
+/** What the sentence encoder reads of a record: title, summary and recommendation. */
+export function passagesOf(record: Pick<EmbeddableRecord, 'title' | 'summary' | 'recommendation'>): string[] {
+  return recordPassages({ title: record.title, body: [record.summary ?? '', record.recommendation] });
+}
+
+/** Approved records whose passages are missing or stale for `model` (all of them with `force`). */
+export async function recordsToEmbed(sql: Sql, model: string, options: Pick<EmbedRecordsOptions, 'force' | 'ids'> = {}): Promise<EmbeddableRecord[]> {
+  const rows = await sql.query<{ id: string; title: string; summary: string | null; recommendation: string; content_hash: string }>(
+    `SELECT r.id::text AS id, r.title, r.summary, r.recommendation, r.content_hash
+       FROM records r
+      WHERE r.status = 'approved'
+        AND ($2::boolean OR r.embedding_model IS DISTINCT FROM $1 OR r.embedded_hash IS DISTINCT FROM r.content_hash)
+        AND ($3::jsonb IS NULL OR r.id IN (SELECT jsonb_array_elements_text($3::jsonb)::uuid))
+      ORDER BY r.id`,
+    [model, options.force ?? false, options.ids ? JSON.stringify(options.ids) : null],
+  );
+  return rows.map((r) => ({ id: r.id, title: r.title, summary: r.summary, recommendation: r.recommendation, contentHash: r.content_hash }));
+}
+
+export async function embedRecords(sql: Sql, embedder: Embedder, records: readonly EmbeddableRecord[], options: EmbedRecordsOptions = {}): Promise<EmbedSummary> {
+  const batchSize = options.batchSize ?? 16;
+  let embedded = 0;
+  let passages = 0;
+  options.onProgress?.({ done: 0, total: records.length });
+  for (let start = 0; start < records.length; start += batchSize) {
+    options.signal?.throwIfAborted();
+    const batch = records.slice(start, start + batchSize);
+    const texts = batch.map(passagesOf);
+    const vectors = await embedder.embed(texts.flat(), options.signal);
+    let offset = 0;
+    await sql.transaction(async (tx) => {
+      for (const [i, record] of batch.entries()) {
+        const own = vectors.slice(offset, offset + texts[i]!.length).map(vectorLiteral);
+        offset += texts[i]!.length;
+        await tx.query('DELETE FROM record_passages WHERE record_id = $1::uuid', [record.id]);
+        await tx.query(
+          `INSERT INTO record_passages (record_id, passage, embedding)
+           SELECT $1::uuid, (e.ordinality - 1)::int, e.value::vector FROM jsonb_array_elements_text($2::jsonb) WITH ORDINALITY e`,
+          [record.id, JSON.stringify(own)],
+        );
+        // Only mark current if the text did not change while we were embedding it.
+        await tx.query('UPDATE records SET embedding_model = $2, embedded_hash = $3 WHERE id = $1::uuid AND content_hash = $3', [
+          record.id,
+          embedder.model,
+          record.contentHash,
+        ]);
+        passages += own.length;
+      }
+    });
+    embedded += batch.length;
+    options.onProgress?.({ done: embedded, total: records.length });
+  }
+  return { embedded, passages };
+}

