@@ -10,9 +10,11 @@ import { runLocalAdmin } from '../lambdas/local/admin-route.ts';
 import { readRecordSources } from '../lambdas/guidance/record-files.ts';
 import { AppError } from '../lambdas/errors/app-error.ts';
 import { createLogger } from '../lambdas/observability/logger.ts';
-import type { AdminCommand } from '../lambdas/admin/admin-operations.ts';
+import type { AdminCommand, BackfillResult, ImportResult } from '../lambdas/admin/admin-operations.ts';
+import { SingleBar, Presets } from 'cli-progress';
+import { createEmbedder } from '../lambdas/embeddings/embedder-factory.ts';
+import type { EmbedProgress } from '../lambdas/embeddings/record-embeddings.ts';
 import type { ApiKeyInfo, CreatedApiKey } from '../lambdas/auth/key-repository.ts';
-import type { ImportSummary } from '../lambdas/guidance/record-import.ts';
 
 const program = new Command('chatctx')
   .description('Owner-reviewed engineering guidance for coding agents, over MCP.')
@@ -37,8 +39,24 @@ function quotaArg(value: string): number | null {
   return value === 'unlimited' ? null : wholeNumber(value);
 }
 
+/**
+ * Runs an owner command; long ones show a progress bar on stderr. When no server
+ * holds the data directory the command embeds with the configured provider itself.
+ */
 async function admin<T>(command: AdminCommand): Promise<T> {
-  return (await runLocalAdmin(dataDir(), command)) as T;
+  let bar: SingleBar | undefined;
+  const onProgress = ({ done, total }: EmbedProgress) => {
+    if (total === 0 || globals().json) return;
+    bar ??= new SingleBar({ format: 'embedding {bar} {value}/{total} records  {eta_formatted} left', stream: process.stderr }, Presets.shades_classic);
+    if (done === 0) bar.start(total, 0);
+    else bar.update(done);
+  };
+  try {
+    const embedder = createEmbedder(readLocalConfig().embeddings);
+    return (await runLocalAdmin(dataDir(), command, { embedder, onProgress })) as T;
+  } finally {
+    bar?.stop();
+  }
 }
 
 function keyLine(k: ApiKeyInfo): string {
@@ -61,6 +79,7 @@ program
         `data directory: ${config.dataDir}` +
           (server.starterCorpusLoaded ? `  (loaded ${server.starterCorpusLoaded} starter records)` : ''),
         `guest access: ${config.guestDailyLimit > 0 ? `${config.guestDailyLimit} tool calls per IP per UTC day` : 'off (API key required)'}`,
+        `embeddings: ${config.embeddings === 'none' ? 'none (keyword search only)' : config.embeddings}`,
         '',
         'Client configuration (VS Code .vscode/mcp.json; Cursor uses "mcpServers" instead of "servers"):',
         JSON.stringify(clientConfig, null, 2),
@@ -136,12 +155,33 @@ program
   .option('--approve', 'publish the records (you reviewed them)', false)
   .action(async (path: string, opts: { approve: boolean }) => {
     const { values, where } = await readRecordSources(resolve(path));
-    const summary = await admin<ImportSummary>({ op: 'records.import', records: values, where, approve: opts.approve });
+    const summary = await admin<ImportResult>({ op: 'records.import', records: values, where, approve: opts.approve });
+    const { changed_ids: _ids, ...shown } = summary;
     print(
       `Imported ${summary.slugs.length} record(s): ${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged; ` +
         `${summary.approved} approved, ${summary.candidates} candidate(s), ${summary.deprecated} deprecated.` +
+        `\nEmbedded ${summary.embedding.embedded} record(s)` +
+        (summary.embedding.skipped_reason ? ` (${summary.embedding.skipped_reason}).` : '.') +
         (opts.approve ? '' : '\nCandidates are not served until approved: re-run with --approve after review.'),
-      summary,
+      shown,
+    );
+  });
+
+program
+  .command('embeddings')
+  .description('manage record embeddings')
+  .command('backfill')
+  .description('embed approved records whose embedding is missing or stale (other model or older text)')
+  .option('--force', 're-embed every approved record', false)
+  .option('--dry-run', 'only count what would be embedded (and estimate the Bedrock cost)', false)
+  .action(async (opts: { force: boolean; dryRun: boolean }) => {
+    const result = await admin<BackfillResult>({ op: 'embeddings.backfill', force: opts.force, dry_run: opts.dryRun });
+    const cost = result.estimated_cost_usd === undefined ? '' : `, estimated cost USD ${result.estimated_cost_usd.toFixed(6)}`;
+    print(
+      result.dry_run
+        ? `${result.stale} record(s) (${result.passages} passages) would be embedded with ${result.provider} (${result.model})${cost}.`
+        : `Embedded ${result.embedded} record(s) (${result.passages} passages) with ${result.provider} (${result.model})${cost}.`,
+      result,
     );
   });
 

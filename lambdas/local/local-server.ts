@@ -16,13 +16,15 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import type { LocalConfig } from './local-config.ts';
-import { openLocalStore, loadStarterCorpusOnce, type LocalStore } from './local-store.ts';
+import { openLocalStore, loadStarterCorpusOnce } from './local-store.ts';
 import { createMcpHttpHandler } from '../protocol/mcp-http-handler.ts';
 import { createToolHandlers } from '../tools/tool-handlers.ts';
 import { InProcessToolInvoker } from '../tools/in-process-invoker.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
 import { SqlQuotaStore } from '../quota/sql-quota-store.ts';
-import { runAdminCommand } from '../admin/admin-operations.ts';
+import { runAdminCommand, type AdminDeps } from '../admin/admin-operations.ts';
+import { createEmbedder } from '../embeddings/embedder-factory.ts';
+import { embedRecords, recordsToEmbed, type EmbedProgress } from '../embeddings/record-embeddings.ts';
 import { ValidationError, toAppError } from '../errors/app-error.ts';
 import { errorKind, type Logger } from '../observability/logger.ts';
 import { utcDay } from '../quota/quota-clock.ts';
@@ -90,17 +92,26 @@ export async function startLocalServer(config: LocalConfig, logger: Logger): Pro
     throw new Error(`Another chatctx server (pid ${running.pid}) is serving this data directory at ${running.mcpUrl}.`);
   }
   const store = await openLocalStore(config.dataDir);
+  const embedder = createEmbedder(config.embeddings);
+  const pepper = () => store.secrets.pepper();
   let starterCorpusLoaded: number | undefined;
+  let embedded = 0;
   try {
     if (config.loadStarterCorpus) starterCorpusLoaded = (await loadStarterCorpusOnce(store))?.slugs.length;
     await new SqlQuotaStore(store.sql).prune(utcDay(new Date()));
+    await store.sql.query("DELETE FROM embedding_cache WHERE last_used_at < now() - interval '30 days'");
+    if (embedder) {
+      // Records imported while another provider (or none) was configured are embedded now.
+      const stale = await recordsToEmbed(store.sql, embedder.model);
+      embedded = (await embedRecords(store.sql, embedder, stale)).embedded;
+    }
   } catch (error) {
     await store.close();
     throw error;
   }
+  logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', embedded_records: embedded });
 
-  const pepper = () => store.secrets.pepper();
-  const handlers = createToolHandlers({ sql: store.sql, pepper, logger });
+  const handlers = createToolHandlers({ sql: store.sql, pepper, embedder, logger });
   const handle = createMcpHttpHandler({
     config: {
       guestDailyLimit: config.guestDailyLimit,
@@ -132,7 +143,7 @@ export async function startLocalServer(config: LocalConfig, logger: Logger): Pro
 
   const adminToken = randomBytes(32).toString('base64url');
   await writeFile(adminTokenPath(config.dataDir), adminToken + '\n', { mode: 0o600 });
-  const admin = createServer((req, res) => void serveAdmin(req, res, store, adminToken, logger));
+  const admin = createServer((req, res) => void serveAdmin(req, res, { sql: store.sql, pepper, embedder }, adminToken, logger));
   await listen(admin, 0, '127.0.0.1');
   const adminUrl = `http://127.0.0.1:${(admin.address() as AddressInfo).port}/admin`;
   const info: ServerInfo = { pid: process.pid, mcpUrl, adminUrl };
@@ -171,10 +182,15 @@ function closeServer(server: Server): Promise<void> {
 
 const ADMIN_BODY_LIMIT = 64 * 1024 * 1024;
 
-async function serveAdmin(req: IncomingMessage, res: ServerResponse, store: LocalStore, token: string, logger: Logger): Promise<void> {
+/**
+ * The admin endpoint answers in NDJSON: zero or more `{"progress":{done,total}}`
+ * lines while a long command (embedding) runs, then one `{"result":…}` or
+ * `{"error":…}` line. The HTTP status is 200 once streaming has started.
+ */
+async function serveAdmin(req: IncomingMessage, res: ServerResponse, deps: AdminDeps, token: string, logger: Logger): Promise<void> {
   const reply = (status: number, body: unknown) => {
-    res.writeHead(status, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify(body));
+    if (!res.headersSent) res.writeHead(status, { 'Content-Type': 'application/x-ndjson' });
+    res.end(JSON.stringify(body) + '\n');
   };
   const presented = Buffer.from(/^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '');
   const expected = Buffer.from(token);
@@ -196,7 +212,11 @@ async function serveAdmin(req: IncomingMessage, res: ServerResponse, store: Loca
     } catch {
       throw new ValidationError('The admin request body is not valid JSON.');
     }
-    const result = await runAdminCommand({ sql: store.sql, pepper: () => store.secrets.pepper() }, command);
+    const onProgress = (progress: EmbedProgress) => {
+      if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+      res.write(JSON.stringify({ progress }) + '\n');
+    };
+    const result = await runAdminCommand({ ...deps, onProgress }, command);
     logger.info('admin_command', { op: (command as { op?: string }).op, outcome: 'ok' });
     reply(200, { result });
   } catch (error) {

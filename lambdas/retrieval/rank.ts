@@ -17,7 +17,7 @@ import { similarities, vectorSearch } from './vector-search.ts';
 export type RankMode = 'hybrid' | 'keyword' | 'vector';
 
 /** Share of the fused score given to the dense side (tuned on the SciFact tune half). */
-export const DENSE_WEIGHT = 0.2;
+export const DENSE_WEIGHT = 0.3;
 
 export interface RankedCandidate {
   readonly id: string;

@@ -34,8 +34,15 @@ const CANDIDATE_POOL = 50;
  * (rare words weigh most, so sharing only "use" or "error" is not enough) …
  */
 const MIN_COVERAGE = 0.4;
-/** … or when its best passage is this similar to the query (cosine, sentence encoder). */
-const MIN_SIMILARITY = 0.45;
+/**
+ * … or when a partial lexical match is backed by the dense side. USE-lite's
+ * cosine alone is a poor relevance signal (off-topic questions reach 0.6 against
+ * the starter corpus while paraphrases of a record can sit at 0.5), so similarity
+ * never admits a record on its own; it rescues paraphrases that share only some
+ * words. Calibrated on test/fixtures/starter-eval plus off-topic questions.
+ */
+const SUPPORTED_MIN_COVERAGE = 0.25;
+const SUPPORTING_MIN_SIMILARITY = 0.5;
 /** Results scoring below this share of the best score are noise beside it. */
 const MIN_SHARE_OF_TOP = 0.25;
 /** Ranking multipliers for requested topic, task type, technology and version. */
@@ -55,7 +62,9 @@ interface Ranked {
 function relevant(candidates: readonly RankedCandidate[]): RankedCandidate[] {
   const top = candidates[0]?.score ?? 0;
   return candidates.filter(
-    (c) => (c.coverage >= MIN_COVERAGE || (c.similarity ?? 0) >= MIN_SIMILARITY) && c.score >= MIN_SHARE_OF_TOP * top,
+    (c) =>
+      (c.coverage >= MIN_COVERAGE || (c.coverage >= SUPPORTED_MIN_COVERAGE && (c.similarity ?? 0) >= SUPPORTING_MIN_SIMILARITY)) &&
+      c.score >= MIN_SHARE_OF_TOP * top,
   );
 }
 

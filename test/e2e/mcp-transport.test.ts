@@ -81,7 +81,7 @@ describe('tools/list', () => {
 });
 
 describe('tools/call', () => {
-  it('search_knowledge finds the starter record for a described decision, honest about keyword fallback', async () => {
+  it('search_knowledge finds the starter record for a described decision with hybrid retrieval', async () => {
     const result = await client.callTool({
       name: 'search_knowledge',
       arguments: { query: 'React list rows keep the wrong state after reordering', technologies: ['React'], topic: 'implementation', max_results: 3 },
@@ -91,8 +91,15 @@ describe('tools/call', () => {
     expect(out.results[0].slug).toBe('use-stable-keys-for-dynamic-react-lists');
     expect(out.results.length).toBeLessThanOrEqual(3);
     expect(out.query_summary).toBe('implementation · React');
-    expect(out.retrieval).toMatchObject({ mode: 'keyword_fallback', degraded: true, technology_filter_fallback: false, truncated: false });
-    expect(out.retrieval.degraded_reason).toMatch(/embedding/i);
+    expect(out.retrieval).toMatchObject({
+      mode: 'hybrid',
+      degraded: false,
+      embedding_provider: 'use-lite',
+      embedding_cache: 'miss',
+      technology_filter_fallback: false,
+      truncated: false,
+    });
+    expect(out.retrieval.degraded_reason).toBeUndefined();
     // Brief detail: the reasoning fields are left for get_guidance.
     expect(out.results[0]).not.toHaveProperty('pitfalls');
     expect(out.results[0].sources[0].url).toMatch(/^https:\/\//);

@@ -56,13 +56,14 @@ describe('privacy', () => {
   it('stores no raw query text in any table', () => {
     expect(dump).toContain('search_events');
     expect(dump).not.toContain(MARKER);
+    expect(dump).toContain('embedding_cache: [{"cache_key"');
   });
 
   it('keeps a salted hash of the query plus topic, technologies, mode, count and degraded state', async () => {
     const line = dump.split('\n').find((l) => l.startsWith('search_events:'))!;
     const events = JSON.parse(line.slice('search_events: '.length)) as any[];
     expect(events.length).toBeGreaterThanOrEqual(2);
-    expect(events[0], JSON.stringify(events[0])).toMatchObject({ topics: ['implementation'], technologies: ['React'], mode: 'keyword_fallback', degraded: true });
+    expect(events[0], JSON.stringify(events[0])).toMatchObject({ topics: ['implementation'], technologies: ['React'], mode: 'hybrid', degraded: false });
     expect(events[0].query_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(new Set(events.map((e) => e.query_hash)).size).toBe(events.length);
   });

@@ -12,7 +12,8 @@ let server: TestServer;
 let client: Client;
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_GUEST_DAILY_LIMIT: '100000' });
+  // Keyword-only: these cases are about argument checking, and this also covers a server with no embedder.
+  server = await startServer({ CHATCTX_GUEST_DAILY_LIMIT: '100000', CHATCTX_EMBEDDINGS: 'none' });
   client = await connectClient(server.url);
 });
 
@@ -83,6 +84,16 @@ const cases: Case[] = [
   ['empty comment', 'submit_feedback', { category: 'other', comment: '' }, 'comment'],
   ['unknown submit_feedback property', 'submit_feedback', { category: 'other', ip: '1.2.3.4' }, ''],
 ];
+
+describe('without an embedding provider', () => {
+  it('answers in keyword_fallback mode and says why', async () => {
+    const result = await client.callTool({ name: 'search_knowledge', arguments: { query: 'retry with exponential backoff' } });
+    const retrieval = (result.structuredContent as any).retrieval;
+    expect(retrieval).toMatchObject({ mode: 'keyword_fallback', degraded: true });
+    expect(retrieval.degraded_reason).toMatch(/No embedding provider is configured/);
+    expect(retrieval.embedding_provider).toBeUndefined();
+  });
+});
 
 describe('argument limits', () => {
   it.each(cases)('%s', async (_label, name, args, refusedField) => {

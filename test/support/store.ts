@@ -10,6 +10,8 @@ import { importRecords } from '../../lambdas/guidance/record-import.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
 import { createLogger, type Logger } from '../../lambdas/observability/logger.ts';
+import type { Embedder } from '../../lambdas/ports/embedder.ts';
+import { embedRecords, recordsToEmbed } from '../../lambdas/embeddings/record-embeddings.ts';
 
 export interface MemoryStore {
   sql: PgliteSql;
@@ -19,12 +21,14 @@ export interface MemoryStore {
   tools: ReturnType<typeof createToolHandlers>;
 }
 
-export async function memoryStore(options: { starterCorpus?: boolean } = {}): Promise<MemoryStore> {
+export async function memoryStore(options: { starterCorpus?: boolean; embedder?: Embedder } = {}): Promise<MemoryStore> {
   const sql = await PgliteSql.open();
   await migrate(sql);
   if (options.starterCorpus ?? true) await importRecords(sql, await readRecordFiles(STARTER_CORPUS_DIR), { approve: true });
+  const embedder = options.embedder;
+  if (embedder) await embedRecords(sql, embedder, await recordsToEmbed(sql, embedder.model));
   const pepper = randomBytes(32);
   const logs: string[] = [];
   const logger = createLogger((line) => logs.push(line));
-  return { sql, pepper, logs, logger, tools: createToolHandlers({ sql, pepper: async () => pepper, logger }) };
+  return { sql, pepper, logs, logger, tools: createToolHandlers({ sql, pepper: async () => pepper, embedder, logger }) };
 }

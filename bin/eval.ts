@@ -1,0 +1,62 @@
+/**
+ * `npm run eval -- --dataset DIR [--records DIR] [--queries N] [--json FILE]
+ *                  [--embeddings use-lite|none] [--sweep 0,0.1,0.2] [--cache-dir DIR]`
+ *
+ * Evaluates retrieval on a BEIR-format folder and prints the quality table.
+ * Document embeddings are cached on disk (default .chatctx/eval-cache) so a rerun
+ * only re-embeds what changed. See lambdas/evaluation/run-eval.ts.
+ */
+import { Command } from 'commander';
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { MultiBar, Presets } from 'cli-progress';
+import { runEvaluation, formatReport } from '../lambdas/evaluation/run-eval.ts';
+import { CachedEmbedder } from '../lambdas/evaluation/cached-embedder.ts';
+import { createEmbedder, readEmbeddingProvider } from '../lambdas/embeddings/embedder-factory.ts';
+
+const opts = new Command('eval')
+  .requiredOption('--dataset <dir>', 'BEIR folder: corpus.jsonl, queries.jsonl, qrels.tsv (or qrels/test.tsv)')
+  .option('--records <dir>', 'use guidance records from this folder as the corpus (qrels name slugs)')
+  .option('--queries <n>', 'evaluate the first N queries only', (v) => Number.parseInt(v, 10))
+  .option('--json <file>', 'also write the report as JSON')
+  .option('--embeddings <provider>', 'use-lite, bedrock or none (default: CHATCTX_EMBEDDINGS or use-lite)')
+  .option('--sweep <weights>', 'dense weights to compare on the tune half, e.g. 0,0.1,0.2,0.3', (v) => v.split(',').map(Number))
+  .option('--cache-dir <dir>', 'document embedding cache', '.chatctx/eval-cache')
+  .parse()
+  .opts<{ dataset: string; records?: string; queries?: number; json?: string; embeddings?: string; sweep?: number[]; cacheDir: string }>();
+
+const provider = readEmbeddingProvider({ CHATCTX_EMBEDDINGS: opts.embeddings ?? process.env.CHATCTX_EMBEDDINGS }, 'use-lite');
+const inner = createEmbedder(provider);
+const embedder = inner ? await CachedEmbedder.open(inner, resolve(opts.cacheDir)) : undefined;
+// On a terminal: live bars. Elsewhere (CI logs, pipes): a progress line every 15 s.
+const bars = new MultiBar(
+  { format: '{step} {bar} {value}/{total}  {eta_formatted} left', stream: process.stderr, hideCursor: true, noTTYOutput: true, notTTYSchedule: 15_000 },
+  Presets.shades_classic,
+);
+const log = (line: string) => (process.stderr.isTTY ? bars.log(line + '\n') : console.error(line));
+const started = performance.now();
+
+const report = await runEvaluation({
+  datasetDir: resolve(opts.dataset),
+  recordsDir: opts.records ? resolve(opts.records) : undefined,
+  queries: opts.queries,
+  embedder,
+  sweep: opts.sweep,
+  log,
+  progress: (step) => {
+    let bar: ReturnType<MultiBar['create']> | undefined;
+    return ({ done, total }) => {
+      bar ??= bars.create(total, 0, { step: step.padEnd(8) });
+      bar.update(done);
+    };
+  },
+});
+bars.stop();
+const total = Math.round((performance.now() - started) / 100) / 10;
+console.log(formatReport(report));
+if (embedder) console.log(`document embedding cache: ${embedder.hits} hits, ${embedder.misses} new embeddings (${embedder.size} cached)`);
+console.log(`total ${total} s`);
+if (opts.json) {
+  await writeFile(opts.json, JSON.stringify({ ...report, total_s: total }, null, 2) + '\n');
+  console.log(`wrote ${opts.json}`);
+}

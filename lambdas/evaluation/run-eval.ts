@@ -1,0 +1,318 @@
+/**
+ * The retrieval evaluation: loads a BEIR dataset into a fresh embedded store
+ * through the same import and embedding code the service uses, runs every query
+ * through the same ranking function `search_knowledge` uses (keyword-only,
+ * vector-only, hybrid), adds an independent BM25 reference from an npm library,
+ * and reports nDCG@10, Recall@10/100, MRR@10 and latency.
+ *
+ * Nothing is tuned here on the reported queries: an optional dense-weight sweep
+ * runs on the fixed "tune" half (split by query id) and is reported beside the
+ * "test" half and the full set.
+ */
+import { cpus } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { randomBytes } from 'node:crypto';
+import type { Embedder } from '../ports/embedder.ts';
+import { PgliteSql } from '../storage/pglite-sql.ts';
+import { migrate } from '../storage/migrations.ts';
+import { importRecords } from '../guidance/record-import.ts';
+import type { RecordFile } from '../guidance/record-schema.ts';
+import { readRecordFiles } from '../guidance/record-files.ts';
+import { embedRecords, recordsToEmbed, type EmbedProgress } from '../embeddings/record-embeddings.ts';
+import { rankCandidates, DENSE_WEIGHT, type RankMode } from '../retrieval/rank.ts';
+import { embedQuery } from '../retrieval/query-embedding.ts';
+import { searchKnowledge } from '../retrieval/search-service.ts';
+import { searchKnowledgeInput } from '../../schema/tools.ts';
+import { silentLogger } from '../observability/logger.ts';
+import { loadBeirDataset, type BeirDoc } from './beir.ts';
+import { evaluateRun, percentile, splitByQueryId, type RunMetrics } from './metrics.ts';
+import { Bm25Reference } from './bm25-reference.ts';
+
+export interface EvalOptions {
+  readonly datasetDir: string;
+  /** Use guidance records from this folder as the corpus (qrels name slugs). */
+  readonly recordsDir?: string;
+  /** Evaluate only the first N queries. */
+  readonly queries?: number;
+  /** Undefined: keyword and BM25 reference only. */
+  readonly embedder?: Embedder;
+  /** Dense weights to try on the tune half. */
+  readonly sweep?: readonly number[];
+  /** Where progress lines go (stderr in the CLI). */
+  readonly log: (line: string) => void;
+  /** Progress callback for long steps (a progress bar in the CLI). */
+  readonly progress?: (step: string) => (p: EmbedProgress) => void;
+}
+
+export interface ModeReport extends RunMetrics {
+  latency_ms_p50: number;
+  latency_ms_p95: number;
+}
+
+export type ModeName = 'hybrid' | 'keyword' | 'vector' | 'bm25';
+
+export interface EvalReport {
+  dataset: string;
+  cores: number;
+  documents: number;
+  queries: number;
+  passages: number;
+  dense_weight: number;
+  modes: Partial<Record<ModeName, ModeReport>>;
+  /** nDCG@10 on the fixed halves (tune: where any tuning happened; test: never tuned on). */
+  halves: { tune: Partial<Record<ModeName, number>>; test: Partial<Record<ModeName, number>> };
+  /** The tool path (`search_knowledge`, hybrid): p50 with the query embedding cached and not. */
+  tool_latency_ms: { cache_miss_p50: number; cache_hit_p50: number; cache_miss_p95: number } | undefined;
+  /**
+   * What an agent gets from `search_knowledge` (threshold applied, default 5 results):
+   * share of queries whose first result is relevant, whose results hold a relevant
+   * record, and that got no_match — with the embedder (hybrid) and without (keyword_fallback).
+   */
+  tool_answers: Partial<Record<'hybrid' | 'keyword_fallback', { top1_relevant: number; any_relevant: number; no_match: number }>>;
+  sweep?: { dense_weight: number; tune_ndcg_at_10: number; test_ndcg_at_10: number }[];
+  timings_s: Record<string, number>;
+}
+
+const POOL = 100;
+
+/** A slug for a BEIR doc id; collisions get a numeric suffix. */
+function slugFor(id: string, used: Set<string>): string {
+  const base = ('doc-' + id.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')).slice(0, 110).replace(/-+$/, '');
+  let slug = base;
+  for (let i = 2; used.has(slug); i++) slug = `${base}-${i}`;
+  used.add(slug);
+  return slug;
+}
+
+/** A BEIR document as a guidance record: title → title, text → recommendation. */
+export function beirDocToRecord(doc: BeirDoc, slug: string): RecordFile {
+  const text = doc.text.trim() || doc.title.trim() || doc.id;
+  const title = doc.title.trim() || text.split(/\s+/).slice(0, 12).join(' ');
+  return {
+    slug,
+    title,
+    topic: 'data',
+    task_types: [],
+    recommendation: text,
+    applies_to: [],
+    conditions: [],
+    exceptions: [],
+    pitfalls: [],
+    verification_checks: [],
+    confidence: 'medium',
+    sources: [{ title: 'BEIR corpus document', url: `https://beir.invalid/${encodeURIComponent(doc.id)}`, relation: 'context' }],
+  };
+}
+
+function recordToDoc(record: RecordFile): BeirDoc {
+  return { id: record.slug, title: record.title, text: [record.summary, record.recommendation, record.rationale].filter(Boolean).join(' ') };
+}
+
+function report(run: Map<string, string[]>, qrels: Parameters<typeof evaluateRun>[1], latencies: number[]): ModeReport {
+  return { ...evaluateRun(run, qrels), latency_ms_p50: percentile(latencies, 50), latency_ms_p95: percentile(latencies, 95) };
+}
+
+export async function runEvaluation(options: EvalOptions): Promise<EvalReport> {
+  const { log } = options;
+  const timings: Record<string, number> = {};
+  const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    const t = performance.now();
+    const result = await work();
+    timings[name] = Math.round((performance.now() - t) / 100) / 10;
+    log(`${name}: ${timings[name]} s`);
+    return result;
+  };
+
+  // Corpus as records: either the dataset's BEIR documents or guidance records.
+  const guidance = options.recordsDir ? await readRecordFiles(options.recordsDir) : undefined;
+  const dataset = await timed('load dataset', () =>
+    loadBeirDataset(options.datasetDir, guidance ? { corpus: guidance.map(recordToDoc) } : {}),
+  );
+  const used = new Set<string>();
+  const records = guidance ?? dataset.corpus.map((doc) => beirDocToRecord(doc, slugFor(doc.id, used)));
+  const docIdOfSlug = new Map(records.map((r, i) => [r.slug, guidance ? r.slug : dataset.corpus[i]!.id]));
+  const queries = options.queries ? dataset.queries.slice(0, options.queries) : dataset.queries;
+  log(`${dataset.name}: ${records.length} documents, ${queries.length} queries, ${cpus().length} cores`);
+
+  const sql = await PgliteSql.open();
+  try {
+    await migrate(sql);
+    await timed('import', async () => {
+      const tick = options.progress?.('import');
+      for (let start = 0; start < records.length; start += 500) {
+        await importRecords(sql, records.slice(start, start + 500), { approve: true });
+        tick?.({ done: Math.min(records.length, start + 500), total: records.length });
+      }
+    });
+    const docOf = new Map(
+      (await sql.query<{ id: string; slug: string }>('SELECT id::text AS id, slug FROM records')).map((r) => [r.id, docIdOfSlug.get(r.slug)!]),
+    );
+
+    const embedder = options.embedder;
+    if (embedder) {
+      await timed('embed documents', async () => {
+        const stale = await recordsToEmbed(sql, embedder.model);
+        await embedRecords(sql, embedder, stale, { batchSize: 64, onProgress: options.progress?.('embed') });
+      });
+    }
+    const [{ passages }] = (await sql.query<{ passages: number }>('SELECT count(*)::int AS passages FROM record_passages')) as [{ passages: number }];
+
+    const pepperBytes = randomBytes(32);
+    const deps = { sql, pepper: async () => pepperBytes, embedder, logger: silentLogger, embedTimeoutMs: 10_000 };
+    // Hybrid first: its latency includes embedding the query on a cache miss; vector
+    // mode then finds the query's embedding in the cache.
+    const modes: RankMode[] = embedder ? ['hybrid', 'keyword', 'vector'] : ['keyword'];
+    const runs = new Map<ModeName, Map<string, string[]>>(modes.map((m) => [m, new Map()]));
+    const latencies = new Map<ModeName, number[]>(modes.map((m) => [m, []]));
+    const vectors = new Map<string, Float32Array | undefined>();
+
+    // Quality and ranking latency: every query through rankCandidates, per mode.
+    // Latency is the ranking call plus, for hybrid and vector, getting the query embedding.
+    await timed('queries', async () => {
+      const tick = options.progress?.('queries');
+      for (const [i, query] of queries.entries()) {
+        for (const mode of modes) {
+          const t = performance.now();
+          let vector: Float32Array | undefined;
+          if (mode !== 'keyword') {
+            vector = (await embedQuery(deps, query.text)).vector;
+            vectors.set(query.id, vector);
+          }
+          const ranked = await rankCandidates(sql, query.text, vector, { mode, filter: {}, pool: POOL });
+          latencies.get(mode)!.push(performance.now() - t);
+          runs.get(mode)!.set(query.id, ranked.candidates.map((c) => docOf.get(c.id)!));
+        }
+        tick?.({ done: i + 1, total: queries.length });
+      }
+    });
+
+    // Reference: an independent BM25 (wink-bm25-text-search) over the same documents.
+    const reference = await timed('bm25 reference', async () => {
+      const index = new Bm25Reference(dataset.corpus);
+      const run = new Map<string, string[]>();
+      const times: number[] = [];
+      for (const query of queries) {
+        const t = performance.now();
+        run.set(query.id, index.search(query.text, POOL));
+        times.push(performance.now() - t);
+      }
+      return { run, times };
+    });
+    runs.set('bm25', reference.run);
+    latencies.set('bm25', reference.times);
+
+    // The full tool path: with the embedder twice per query (a cache miss, then a
+    // hit) and once without it, scoring what the agent would actually be shown.
+    let toolLatency: EvalReport['tool_latency_ms'];
+    const toolAnswers: EvalReport['tool_answers'] = {};
+    await timed('tool path', async () => {
+      await sql.query('DELETE FROM embedding_cache');
+      const miss: number[] = [];
+      const hit: number[] = [];
+      const tally = { hybrid: { top1: 0, any: 0, none: 0 }, keyword_fallback: { top1: 0, any: 0, none: 0 } };
+      const score = (bucket: { top1: number; any: number; none: number }, qid: string, slugs: string[]) => {
+        const relevant = dataset.qrels.get(qid) ?? new Map<string, number>();
+        const docs = slugs.map((s) => docIdOfSlug.get(s)!);
+        if (docs.length === 0) bucket.none += 1;
+        if ((relevant.get(docs[0]!) ?? 0) > 0) bucket.top1 += 1;
+        if (docs.some((d) => (relevant.get(d) ?? 0) > 0)) bucket.any += 1;
+      };
+      for (const query of queries) {
+        const input = searchKnowledgeInput.parse({ query: query.text.slice(0, 2000).padEnd(2, '?') });
+        if (embedder) {
+          for (const bucket of [miss, hit]) {
+            const t = performance.now();
+            const out = await searchKnowledge(deps, input);
+            bucket.push(performance.now() - t);
+            if (bucket === miss) score(tally.hybrid, query.id, out.results.map((r) => r.slug));
+          }
+        }
+        const lexical = await searchKnowledge({ ...deps, embedder: undefined }, input);
+        score(tally.keyword_fallback, query.id, lexical.results.map((r) => r.slug));
+      }
+      const n = queries.length || 1;
+      for (const key of embedder ? (['hybrid', 'keyword_fallback'] as const) : (['keyword_fallback'] as const)) {
+        toolAnswers[key] = { top1_relevant: tally[key].top1 / n, any_relevant: tally[key].any / n, no_match: tally[key].none / n };
+      }
+      if (embedder) toolLatency = { cache_miss_p50: percentile(miss, 50), cache_hit_p50: percentile(hit, 50), cache_miss_p95: percentile(miss, 95) };
+    });
+
+    const qrels = dataset.qrels;
+    const halves = splitByQueryId(queries.map((q) => q.id));
+    const out: EvalReport = {
+      dataset: dataset.name,
+      cores: cpus().length,
+      documents: records.length,
+      queries: queries.length,
+      passages,
+      dense_weight: DENSE_WEIGHT,
+      modes: {},
+      halves: { tune: {}, test: {} },
+      tool_latency_ms: toolLatency,
+      tool_answers: toolAnswers,
+      timings_s: timings,
+    };
+    for (const [mode, run] of runs) {
+      out.modes[mode] = report(run, qrels, latencies.get(mode)!);
+      out.halves.tune[mode] = evaluateRun(run, qrels, halves.tune).ndcg_at_10;
+      out.halves.test[mode] = evaluateRun(run, qrels, halves.test).ndcg_at_10;
+    }
+
+    if (embedder && options.sweep && options.sweep.length > 0) {
+      out.sweep = [];
+      for (const weight of options.sweep) {
+        const run = new Map<string, string[]>();
+        for (const query of queries) {
+          const ranked = await rankCandidates(sql, query.text, vectors.get(query.id), { mode: 'hybrid', filter: {}, pool: POOL, denseWeight: weight });
+          run.set(query.id, ranked.candidates.map((c) => docOf.get(c.id)!));
+        }
+        out.sweep.push({
+          dense_weight: weight,
+          tune_ndcg_at_10: evaluateRun(run, qrels, halves.tune).ndcg_at_10,
+          test_ndcg_at_10: evaluateRun(run, qrels, halves.test).ndcg_at_10,
+        });
+        log(`sweep dense weight ${weight}: tune ${out.sweep.at(-1)!.tune_ndcg_at_10.toFixed(4)}`);
+      }
+    }
+    return out;
+  } finally {
+    await sql.close();
+  }
+}
+
+/** The report as the table the README quotes. */
+export function formatReport(r: EvalReport): string {
+  const f = (v: number | undefined, d = 3) => (v === undefined || Number.isNaN(v) ? '–' : v.toFixed(d));
+  const lines = [
+    `dataset ${r.dataset}: ${r.documents} documents (${r.passages} passages embedded), ${r.queries} queries, ${r.cores} cores, dense weight ${r.dense_weight}`,
+    '',
+    '| mode | nDCG@10 | Recall@10 | Recall@100 | MRR@10 | p50 ms | p95 ms | nDCG@10 tune half | nDCG@10 test half |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const mode of ['hybrid', 'keyword', 'vector', 'bm25'] as const) {
+    const m = r.modes[mode];
+    if (!m) continue;
+    const label = mode === 'bm25' ? 'bm25 (reference: wink-bm25-text-search)' : mode;
+    lines.push(
+      `| ${label} | ${f(m.ndcg_at_10)} | ${f(m.recall_at_10)} | ${f(m.recall_at_100)} | ${f(m.mrr_at_10)} | ${f(m.latency_ms_p50, 1)} | ${f(m.latency_ms_p95, 1)} | ${f(r.halves.tune[mode])} | ${f(r.halves.test[mode])} |`,
+    );
+  }
+  if (r.tool_latency_ms) {
+    lines.push(
+      '',
+      `search_knowledge (hybrid, whole tool path): p50 ${f(r.tool_latency_ms.cache_miss_p50, 1)} ms on a query-embedding cache miss ` +
+        `(p95 ${f(r.tool_latency_ms.cache_miss_p95, 1)} ms), p50 ${f(r.tool_latency_ms.cache_hit_p50, 1)} ms on a cache hit`,
+    );
+  }
+  const answers = Object.entries(r.tool_answers);
+  if (answers.length > 0) {
+    lines.push('', '| search_knowledge answers | first result relevant | a relevant result shown | no_match |', '|---|---|---|---|');
+    for (const [mode, a] of answers) lines.push(`| ${mode} | ${f(a.top1_relevant)} | ${f(a.any_relevant)} | ${f(a.no_match)} |`);
+  }
+  if (r.sweep) {
+    lines.push('', '| dense weight | nDCG@10 tune half | nDCG@10 test half |', '|---|---|---|');
+    for (const s of r.sweep) lines.push(`| ${s.dense_weight} | ${f(s.tune_ndcg_at_10, 4)} | ${f(s.test_ndcg_at_10, 4)} |`);
+  }
+  lines.push('', `timings (s): ${Object.entries(r.timings_s).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  return lines.join('\n');
+}

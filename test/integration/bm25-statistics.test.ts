@@ -1,0 +1,104 @@
+/**
+ * The BM25 side tables must always equal statistics recomputed from scratch over
+ * the approved records, whatever happened to the records: added, changed,
+ * approved, deprecated.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoryStore, type MemoryStore } from '../support/store.ts';
+import { importRecords } from '../../lambdas/guidance/record-import.ts';
+import { validateRecords } from '../../lambdas/guidance/record-files.ts';
+import { FIELD_WEIGHTS } from '../../lambdas/retrieval/bm25-index.ts';
+
+let store: MemoryStore;
+
+const record = (slug: string, recommendation: string, extra: Record<string, unknown> = {}) =>
+  validateRecords(
+    [
+      {
+        slug,
+        title: `Zanzibar ${slug}`,
+        topic: 'data',
+        recommendation,
+        confidence: 'low',
+        sources: [{ title: 'Docs', url: 'https://www.postgresql.org/docs/' }],
+        ...extra,
+      },
+    ],
+    () => slug,
+  );
+
+/** Statistics recomputed from the tsvectors of approved records. */
+async function fromScratch() {
+  const weight = `CASE w WHEN 'A' THEN ${FIELD_WEIGHTS.A} WHEN 'B' THEN ${FIELD_WEIGHTS.B} WHEN 'C' THEN ${FIELD_WEIGHTS.C} ELSE ${FIELD_WEIGHTS.D} END`;
+  const terms = await store.sql.query<{ lexeme: string; record_id: string; tf: number }>(
+    `SELECT u.lexeme, r.id::text AS record_id, (SELECT sum(${weight}) FROM unnest(u.weights) w)::real AS tf
+       FROM records r, unnest(r.search_vector) u WHERE r.status = 'approved' ORDER BY 1, 2`,
+  );
+  const df = new Map<string, number>();
+  for (const t of terms) df.set(t.lexeme, (df.get(t.lexeme) ?? 0) + 1);
+  const [{ n }] = (await store.sql.query<{ n: number }>("SELECT count(*)::int AS n FROM records WHERE status = 'approved'")) as [{ n: number }];
+  const totalLen = terms.reduce((sum, t) => sum + Number(t.tf), 0);
+  return { terms, df, n, totalLen };
+}
+
+async function maintained() {
+  const terms = await store.sql.query<{ lexeme: string; record_id: string; tf: number }>(
+    'SELECT lexeme, record_id::text AS record_id, tf FROM record_terms ORDER BY 1, 2',
+  );
+  const df = new Map((await store.sql.query<{ lexeme: string; df: number }>('SELECT lexeme, df FROM term_stats')).map((r) => [r.lexeme, r.df]));
+  const [stats] = (await store.sql.query<{ n: number; total_len: number }>('SELECT n, total_len FROM corpus_stats')) as [{ n: number; total_len: number }];
+  return { terms, df, n: stats.n, totalLen: Number(stats.total_len) };
+}
+
+async function expectConsistent() {
+  const [expected, actual] = [await fromScratch(), await maintained()];
+  expect(actual.n).toBe(expected.n);
+  expect(actual.totalLen).toBeCloseTo(expected.totalLen, 3);
+  expect(actual.df).toEqual(expected.df);
+  expect(actual.terms.map((t) => [t.lexeme, t.record_id, Number(t.tf)])).toEqual(expected.terms.map((t) => [t.lexeme, t.record_id, Number(t.tf)]));
+}
+
+const df = async (lexeme: string) =>
+  (await store.sql.query<{ df: number }>('SELECT df FROM term_stats WHERE lexeme = $1', [lexeme]))[0]?.df ?? 0;
+
+beforeAll(async () => {
+  store = await memoryStore();
+});
+
+afterAll(async () => {
+  await store.sql.close();
+});
+
+describe('BM25 statistics', () => {
+  it('match a recomputation after the starter corpus import', async () => {
+    await expectConsistent();
+    expect((await maintained()).n).toBe(24);
+  });
+
+  it('count an added record only once it is approved', async () => {
+    await importRecords(store.sql, record('one', 'Quokkas prefer keyset pagination.'), { approve: false });
+    expect(await df('quokka')).toBe(0);
+    await expectConsistent();
+    await importRecords(store.sql, record('one', 'Quokkas prefer keyset pagination.'), { approve: true });
+    expect(await df('quokka')).toBe(1);
+    await importRecords(store.sql, record('two', 'Quokkas also like cursors.'), { approve: true });
+    expect(await df('quokka')).toBe(2);
+    await expectConsistent();
+  });
+
+  it('follow a changed record', async () => {
+    await importRecords(store.sql, record('two', 'Wombats like cursors instead.'), { approve: true });
+    expect(await df('quokka')).toBe(1);
+    expect(await df('wombat')).toBe(1);
+    await expectConsistent();
+  });
+
+  it('drop a deprecated record', async () => {
+    await importRecords(store.sql, record('one', 'Quokkas prefer keyset pagination.', { status: 'deprecated' }), { approve: true });
+    expect(await df('quokka')).toBe(0);
+    expect((await maintained()).n).toBe(25);
+    await expectConsistent();
+    const hits = (await store.tools.search_knowledge({ query: 'quokkas keyset' })).structuredContent as any;
+    expect(hits.results.map((r: any) => r.slug)).not.toContain('one');
+  });
+});
