@@ -12,6 +12,7 @@ import { resolve } from 'node:path';
 import { MultiBar, Presets } from 'cli-progress';
 import { runEvaluation, formatReport } from '../lambdas/evaluation/run-eval.ts';
 import { CachedEmbedder } from '../lambdas/evaluation/cached-embedder.ts';
+import { WorkerPoolEmbedder } from '../lambdas/evaluation/worker-pool-embedder.ts';
 import { createEmbedder, readEmbeddingProvider } from '../lambdas/embeddings/embedder-factory.ts';
 
 const opts = new Command('eval')
@@ -26,7 +27,9 @@ const opts = new Command('eval')
   .opts<{ dataset: string; records?: string; queries?: number; json?: string; embeddings?: string; sweep?: number[]; cacheDir: string }>();
 
 const provider = readEmbeddingProvider({ CHATCTX_EMBEDDINGS: opts.embeddings ?? process.env.CHATCTX_EMBEDDINGS }, 'use-lite');
-const inner = createEmbedder(provider);
+// USE-lite is single-threaded JavaScript: bulk-embed the corpus on one worker per core.
+const pool = provider === 'use-lite' ? new WorkerPoolEmbedder() : undefined;
+const inner = pool ?? createEmbedder(provider);
 const embedder = inner ? await CachedEmbedder.open(inner, resolve(opts.cacheDir)) : undefined;
 // On a terminal: live bars. Elsewhere (CI logs, pipes): a progress line every 15 s.
 const bars = new MultiBar(
@@ -52,6 +55,7 @@ const report = await runEvaluation({
   },
 });
 bars.stop();
+await pool?.close();
 const total = Math.round((performance.now() - started) / 100) / 10;
 console.log(formatReport(report));
 if (embedder) console.log(`document embedding cache: ${embedder.hits} hits, ${embedder.misses} new embeddings (${embedder.size} cached)`);

@@ -108,8 +108,8 @@ function recordToDoc(record: RecordFile): BeirDoc {
   return { id: record.slug, title: record.title, text: [record.summary, record.recommendation, record.rationale].filter(Boolean).join(' ') };
 }
 
-function report(run: Map<string, string[]>, qrels: Parameters<typeof evaluateRun>[1], latencies: number[]): ModeReport {
-  return { ...evaluateRun(run, qrels), latency_ms_p50: percentile(latencies, 50), latency_ms_p95: percentile(latencies, 95) };
+function report(run: Map<string, string[]>, qrels: Parameters<typeof evaluateRun>[1], ids: string[], latencies: number[]): ModeReport {
+  return { ...evaluateRun(run, qrels, ids), latency_ms_p50: percentile(latencies, 50), latency_ms_p95: percentile(latencies, 95) };
 }
 
 export async function runEvaluation(options: EvalOptions): Promise<EvalReport> {
@@ -151,8 +151,15 @@ export async function runEvaluation(options: EvalOptions): Promise<EvalReport> {
     const embedder = options.embedder;
     if (embedder) {
       await timed('embed documents', async () => {
+        // Bulk load: building the HNSW index once after the inserts is faster than
+        // growing it row by row. The index is recreated from its own definition.
+        const [index] = await sql.query<{ indexdef: string }>(
+          "SELECT indexdef FROM pg_indexes WHERE indexname = 'record_passages_embedding_idx'",
+        );
+        if (index) await sql.query('DROP INDEX record_passages_embedding_idx');
         const stale = await recordsToEmbed(sql, embedder.model);
         await embedRecords(sql, embedder, stale, { batchSize: 64, onProgress: options.progress?.('embed') });
+        if (index) await sql.query(index.indexdef);
       });
     }
     const [{ passages }] = (await sql.query<{ passages: number }>('SELECT count(*)::int AS passages FROM record_passages')) as [{ passages: number }];
@@ -253,7 +260,7 @@ export async function runEvaluation(options: EvalOptions): Promise<EvalReport> {
       timings_s: timings,
     };
     for (const [mode, run] of runs) {
-      out.modes[mode] = report(run, qrels, latencies.get(mode)!);
+      out.modes[mode] = report(run, qrels, queries.map((q) => q.id), latencies.get(mode)!);
       out.halves.tune[mode] = evaluateRun(run, qrels, halves.tune).ndcg_at_10;
       out.halves.test[mode] = evaluateRun(run, qrels, halves.test).ndcg_at_10;
     }

@@ -26,7 +26,8 @@ export async function reindexRecord(tx: Sql, recordId: string): Promise<void> {
       WHERE id = 1`,
     [recordId],
   );
-  await tx.query('DELETE FROM term_stats WHERE df <= 0');
+  // Lexemes whose df fell to 0 keep their row: a zero df reads exactly like an absent
+  // one, and sweeping them would scan the whole table on every record change.
   // Put it back if it is approved.
   await tx.query(
     `WITH terms AS (

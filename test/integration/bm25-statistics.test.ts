@@ -45,7 +45,9 @@ async function maintained() {
   const terms = await store.sql.query<{ lexeme: string; record_id: string; tf: number }>(
     'SELECT lexeme, record_id::text AS record_id, tf FROM record_terms ORDER BY 1, 2',
   );
-  const df = new Map((await store.sql.query<{ lexeme: string; df: number }>('SELECT lexeme, df FROM term_stats')).map((r) => [r.lexeme, r.df]));
+  const df = new Map(
+    (await store.sql.query<{ lexeme: string; df: number }>('SELECT lexeme, df FROM term_stats WHERE df > 0')).map((r) => [r.lexeme, r.df]),
+  );
   const [stats] = (await store.sql.query<{ n: number; total_len: number }>('SELECT n, total_len FROM corpus_stats')) as [{ n: number; total_len: number }];
   return { terms, df, n: stats.n, totalLen: Number(stats.total_len) };
 }

@@ -1,0 +1,17 @@
+/**
+ * Worker thread body for `WorkerPoolEmbedder`: one USE-lite model per thread.
+ * Messages in: `{ id, texts }`; out: `{ id, vectors }` or `{ id, error }`.
+ */
+import { parentPort } from 'node:worker_threads';
+import { UseLiteEmbedder } from '../embeddings/use-lite-embedder.ts';
+
+const embedder = new UseLiteEmbedder();
+
+parentPort!.on('message', async ({ id, texts }: { id: number; texts: string[] }) => {
+  try {
+    const vectors = await embedder.embed(texts);
+    parentPort!.postMessage({ id, vectors }, vectors.map((v) => v.buffer as ArrayBuffer));
+  } catch (error) {
+    parentPort!.postMessage({ id, error: error instanceof Error ? error.name : 'Error' });
+  }
+});
