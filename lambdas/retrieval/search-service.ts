@@ -12,7 +12,7 @@ import { hashQuery } from '../privacy/hashing.ts';
 import type { GuidanceResult, SearchKnowledgeInput, SearchKnowledgeOutput, Topic } from '../../schema/tools.ts';
 import { loadApprovedByIds, shapeRecord, type StoredRecord } from '../guidance/record-view.ts';
 import { checkApplicability } from './applicability.ts';
-import { tokensOf } from './token-budget.ts';
+import { tokensWithin } from './token-budget.ts';
 import { embedQuery } from './query-embedding.ts';
 import { rankCandidates, type RankedCandidate } from './rank.ts';
 import { canonicalTechnologies } from './technology-vocabulary.ts';
@@ -118,7 +118,7 @@ export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeIn
     },
     suggestions: mode === 'no_match' ? noMatchSuggestions(input, topics) : [],
   };
-  const output = fitToBudget(
+  const output = await fitToBudget(
     base,
     top.map((r) => ({ ...shapeRecord(r.record, input.detail), applicability_note: r.note })),
     input.token_budget,
@@ -147,12 +147,13 @@ function querySummary(topics: readonly string[], technologies: readonly string[]
  * The top result is always kept (in brief form if the full one alone is too big),
  * so a match is never hidden by a small budget; `truncated` says when anything was cut.
  */
-function fitToBudget(base: SearchKnowledgeOutput, results: GuidanceResult[], budget: number): SearchKnowledgeOutput {
+async function fitToBudget(base: SearchKnowledgeOutput, results: GuidanceResult[], budget: number): Promise<SearchKnowledgeOutput> {
   const kept: GuidanceResult[] = [];
   let truncated = false;
+  // Measured with the truncation note in place, so the final answer fits either way.
+  const withNote = [...base.suggestions, TRUNCATION_NOTE];
   for (const result of results) {
-    const candidate = { ...base, results: [...kept, result] };
-    if (tokensOf(candidate) <= budget) {
+    if (await tokensWithin({ ...base, results: [...kept, result], suggestions: withNote }, budget)) {
       kept.push(result);
       continue;
     }
@@ -160,10 +161,15 @@ function fitToBudget(base: SearchKnowledgeOutput, results: GuidanceResult[], bud
     if (kept.length === 0) kept.push(briefOf(result));
     break;
   }
-  const output = { ...base, results: kept, retrieval: { ...base.retrieval, truncated } };
-  if (truncated) output.suggestions = [...output.suggestions, 'The token budget cut the result list: raise token_budget or lower max_results to see more.'];
-  return output;
+  return {
+    ...base,
+    results: kept,
+    retrieval: { ...base.retrieval, truncated },
+    suggestions: truncated ? withNote : base.suggestions,
+  };
 }
+
+const TRUNCATION_NOTE = 'The token budget cut the result list: raise token_budget or lower max_results to see more.';
 
 function briefOf(result: GuidanceResult): GuidanceResult {
   const { rationale: _r, conditions: _c, exceptions: _e, pitfalls: _p, verification_checks: _v, ...brief } = result;

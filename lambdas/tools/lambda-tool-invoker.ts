@@ -1,0 +1,117 @@
+/**
+ * `ToolInvoker` that runs each tool in its own Lambda function (the AWS runtime).
+ *
+ * What it owns:
+ * - The wire format between the MCP gateway and a tool function: a synchronous
+ *   (`RequestResponse`) Invoke with the payload `{"arguments": <raw arguments>}`,
+ *   answered with a JSON `ToolCallResult` (the tool function already turns its
+ *   own failures, validation included, into `isError` results).
+ * - Which function serves which tool (`functionNames`, read from the
+ *   `TOOL_FUNCTION_*` variables by `functionNamesFromEnv`).
+ * - Containment: a function error (`FunctionError`, e.g. a crash or timeout), a
+ *   payload that is not a tool result, or an SDK failure becomes one generic
+ *   `internal` tool error. The function's error text, stack or payload never
+ *   reaches the caller; the optional logger gets only the tool name and the kind
+ *   of failure.
+ *
+ * What it does not do:
+ * - Validate arguments (the tool does) or retry (the SDK's own retries apply to
+ *   throttling and transport errors; a tool call is not retried on top of that).
+ * - Accept unknown tool names: the MCP layer rejects those before invoking, so an
+ *   unknown name here is a programming error and throws.
+ */
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { AppError } from '../errors/app-error.ts';
+import { errorKind, silentLogger, type Logger } from '../observability/logger.ts';
+import type { ToolInvocation, ToolInvoker } from '../ports/tool-invoker.ts';
+import { toolError, type ToolCallResult } from './tool-result.ts';
+
+export type LambdaToolName = 'search_knowledge' | 'get_guidance' | 'submit_feedback';
+
+/** Environment variable holding each tool's function name (or ARN). */
+export const TOOL_FUNCTION_ENV = {
+  search_knowledge: 'TOOL_FUNCTION_SEARCH_KNOWLEDGE',
+  get_guidance: 'TOOL_FUNCTION_GET_GUIDANCE',
+  submit_feedback: 'TOOL_FUNCTION_SUBMIT_FEEDBACK',
+} as const satisfies Record<LambdaToolName, string>;
+
+export const TOOL_UNREACHABLE_MESSAGE = 'The tool could not be reached. Try again later.';
+
+export interface LambdaToolInvokerOptions {
+  client?: LambdaClient;
+  functionNames: Record<LambdaToolName, string>;
+  /** Told the tool and failure kind when a call fails; never the payload. */
+  logger?: Logger;
+}
+
+/** Reads every `TOOL_FUNCTION_*` variable; throws naming the first one missing. */
+export function functionNamesFromEnv(env: Record<string, string | undefined> = process.env): Record<LambdaToolName, string> {
+  const names = {} as Record<LambdaToolName, string>;
+  for (const [tool, variable] of Object.entries(TOOL_FUNCTION_ENV) as [LambdaToolName, string][]) {
+    const value = env[variable]?.trim();
+    if (!value) throw new Error(`Missing environment variable ${variable} (the Lambda function for ${tool}).`);
+    names[tool] = value;
+  }
+  return names;
+}
+
+export class LambdaToolInvoker implements ToolInvoker {
+  private readonly client: LambdaClient;
+  private readonly functionNames: Record<LambdaToolName, string>;
+  private readonly logger: Logger;
+
+  constructor(options: LambdaToolInvokerOptions) {
+    this.client = options.client ?? new LambdaClient({});
+    this.functionNames = { ...options.functionNames };
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  async invoke(invocation: ToolInvocation): Promise<ToolCallResult> {
+    const tool = invocation.name;
+    if (!Object.hasOwn(this.functionNames, tool)) throw new Error(`No Lambda function for tool ${tool}`);
+    const functionName = this.functionNames[tool as LambdaToolName];
+
+    let output;
+    try {
+      output = await this.client.send(
+        new InvokeCommand({
+          FunctionName: functionName,
+          InvocationType: 'RequestResponse',
+          Payload: new TextEncoder().encode(JSON.stringify({ arguments: invocation.arguments })),
+        }),
+      );
+    } catch (error) {
+      return this.unreachable(tool, 'invoke_failed', errorKind(error));
+    }
+    if (output.FunctionError) return this.unreachable(tool, 'function_error', output.FunctionError);
+
+    const result = decodeToolResult(output.Payload);
+    if (!result) return this.unreachable(tool, 'bad_payload');
+    return result;
+  }
+
+  private unreachable(tool: string, reason: string, kind?: string): ToolCallResult {
+    this.logger.error('tool_invoke_failed', { tool, reason, kind });
+    return toolError(new AppError('internal', TOOL_UNREACHABLE_MESSAGE));
+  }
+}
+
+/** The payload as a `ToolCallResult`, or undefined when it is not one. */
+function decodeToolResult(payload: Uint8Array | undefined): ToolCallResult | undefined {
+  if (!payload || payload.byteLength === 0) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(payload));
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(value) || !Array.isArray(value.content) || !isRecord(value.structuredContent)) return undefined;
+  const contentOk = value.content.every((item) => isRecord(item) && item.type === 'text' && typeof item.text === 'string');
+  if (!contentOk) return undefined;
+  if (value.isError !== undefined && typeof value.isError !== 'boolean') return undefined;
+  return value as ToolCallResult;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,35 @@
+/**
+ * The shape shared by the three tool Lambdas: event `{ "arguments": … }` from the
+ * gateway's ToolInvoker in, a `ToolCallResult` out. Tool errors are results, so
+ * the function itself only fails when something outside the tool breaks.
+ */
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { createLambdaObservability } from '../aws/powertools-logger.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { ToolCallResult } from './tool-result.ts';
+import type { ToolHandler } from './tool-handlers.ts';
+
+export interface ToolEvent {
+  readonly arguments?: unknown;
+}
+
+/** A middy handler that builds the tool once per cold start from the environment. */
+export function toolLambda(serviceName: string, build: (env: NodeJS.ProcessEnv, logger: Logger) => ToolHandler) {
+  const observability = createLambdaObservability(serviceName);
+  let tool: ToolHandler | undefined;
+  return middy(async (event: ToolEvent): Promise<ToolCallResult> => {
+    tool ??= build(process.env, observability.logger);
+    return tool(event?.arguments ?? {});
+  })
+    .use(injectLambdaContext(observability.powertools))
+    .use(logMetrics(observability.metrics));
+}
+
+/** For tools whose role is given no access to the pepper: they hash nothing. */
+export function noPepper(tool: string): () => Promise<Buffer> {
+  return async () => {
+    throw new Error(`${tool} does not use the pepper`);
+  };
+}

@@ -1,0 +1,227 @@
+/**
+ * The AWS runtime end to end, offline: the official MCP SDK client's HTTP requests
+ * become API Gateway proxy events for the real gateway entry (`lambdas/mcp/handler`),
+ * which dispatches each tools/call through the real Lambda ToolInvoker to the real
+ * tool entries (the Lambda service mocked at the SDK client hands them the
+ * serialized payload). Underneath: the Data API adapter against a Data-API-compatible
+ * endpoint backed by PGlite, the DynamoDB quota store against dynalite, and the
+ * pepper from a mocked Secrets Manager client. Endpoints are injected the way the
+ * AWS SDK supports it: AWS_ENDPOINT_URL_<SERVICE> variables.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mockClient } from 'aws-sdk-client-mock';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { RDSDataClient } from '@aws-sdk/client-rds-data';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startDataApiFixture } from '../support/data-api-fixture.ts';
+import { createQuotaTable, startDynalite } from '../support/dynalite.ts';
+import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
+import { migrate } from '../../lambdas/storage/migrations.ts';
+import { importRecords } from '../../lambdas/guidance/record-import.ts';
+import { readRecordFiles } from '../../lambdas/guidance/record-files.ts';
+import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
+import { KeyRepository } from '../../lambdas/auth/key-repository.ts';
+
+const PEPPER_HEX = 'ab'.repeat(32);
+const FUNCTIONS = { search_knowledge: 'fn-search', get_guidance: 'fn-guidance', submit_feedback: 'fn-feedback' } as const;
+const GUEST_LIMIT = 5;
+
+let fixture: Awaited<ReturnType<typeof startDataApiFixture>>;
+let dynamo: Awaited<ReturnType<typeof startDynalite>>;
+let gateway: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+let apiKey: string;
+let revokedKey: string;
+const lambda = mockClient(LambdaClient);
+const secrets = mockClient(SecretsManagerClient);
+const invocations: string[] = [];
+
+const context = { functionName: 'test', awsRequestId: 'req', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
+
+/** What API Gateway's REST proxy integration sends for an HTTP request. */
+async function toEvent(request: Request, sourceIp: string): Promise<APIGatewayProxyEvent> {
+  const url = new URL(request.url);
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  request.headers.forEach((value, name) => {
+    headers[name] = value;
+    multiValueHeaders[name] = [value];
+  });
+  headers.Host = 'abc123.execute-api.us-east-1.amazonaws.com';
+  const body = request.method === 'GET' ? null : await request.text();
+  return {
+    httpMethod: request.method,
+    path: url.pathname,
+    resource: url.pathname,
+    headers,
+    multiValueHeaders,
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: null,
+    stageVariables: null,
+    body,
+    isBase64Encoded: false,
+    requestContext: { stage: 'v1', domainName: headers.Host, identity: { sourceIp } } as APIGatewayProxyEvent['requestContext'],
+  };
+}
+
+/** A fetch that goes through the gateway Lambda instead of the network. */
+function viaGateway(sourceIp = '198.51.100.7'): typeof fetch {
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const result = await gateway(await toEvent(request, sourceIp), context);
+    const headers = new Headers();
+    for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) for (const v of values) headers.append(name, String(v));
+    return new Response(result.statusCode === 202 || result.body === '' ? null : result.body, { status: result.statusCode, headers });
+  };
+}
+
+async function connect(key?: string, sourceIp?: string): Promise<Client> {
+  const client = new Client({ name: 'aws-e2e', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL('https://abc123.execute-api.us-east-1.amazonaws.com/mcp'), {
+    fetch: viaGateway(sourceIp),
+    requestInit: key ? { headers: { Authorization: `Bearer ${key}` } } : undefined,
+  });
+  await client.connect(transport);
+  return client;
+}
+
+const rawPost = (body: unknown, headers: Record<string, string> = {}, sourceIp?: string) =>
+  viaGateway(sourceIp)('https://abc123.execute-api.us-east-1.amazonaws.com/mcp', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
+
+beforeAll(async () => {
+  fixture = await startDataApiFixture();
+  dynamo = await startDynalite();
+  await createQuotaTable(dynamo.client, 'quota');
+  Object.assign(process.env, {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_ENDPOINT_URL_RDS_DATA: fixture.endpoint,
+    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+    DB_CLUSTER_ARN: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
+    DB_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:db',
+    DB_NAME: 'chatctx',
+    QUOTA_TABLE_NAME: 'quota',
+    PEPPER_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:pepper',
+    TOOL_FUNCTION_SEARCH_KNOWLEDGE: FUNCTIONS.search_knowledge,
+    TOOL_FUNCTION_GET_GUIDANCE: FUNCTIONS.get_guidance,
+    TOOL_FUNCTION_SUBMIT_FEEDBACK: FUNCTIONS.submit_feedback,
+    GUEST_DAILY_LIMIT: String(GUEST_LIMIT),
+    ALLOWED_HOSTS: '*',
+    ALLOWED_ORIGINS: 'https://console.example',
+    EMBEDDINGS_PROVIDER: 'none',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+  });
+  secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: PEPPER_HEX }) });
+
+  // The store, prepared as the migrate and admin functions would.
+  const sql = new DataApiSql({
+    client: new RDSDataClient({}),
+    resourceArn: process.env.DB_CLUSTER_ARN!,
+    secretArn: process.env.DB_SECRET_ARN!,
+    database: 'chatctx',
+  });
+  await migrate(sql);
+  await importRecords(sql, await readRecordFiles(STARTER_CORPUS_DIR), { approve: true });
+  const keys = new KeyRepository(sql, async () => Buffer.from(PEPPER_HEX, 'hex'));
+  apiKey = (await keys.create('aws e2e', null)).key;
+  const revoked = await keys.create('revoked', null);
+  revokedKey = revoked.key;
+  await keys.revoke(revoked.id);
+
+  // The Lambda service: hand the serialized payload to the real tool entry.
+  const tools = {
+    [FUNCTIONS.search_knowledge]: (await import('../../lambdas/search-knowledge/handler.ts')).handler,
+    [FUNCTIONS.get_guidance]: (await import('../../lambdas/get-guidance/handler.ts')).handler,
+    [FUNCTIONS.submit_feedback]: (await import('../../lambdas/submit-feedback/handler.ts')).handler,
+  } as Record<string, (event: unknown, context: Context) => Promise<unknown>>;
+  lambda.on(InvokeCommand).callsFake(async (input: { FunctionName: string; Payload: Uint8Array }) => {
+    invocations.push(input.FunctionName);
+    const event = JSON.parse(new TextDecoder().decode(input.Payload));
+    const result = await tools[input.FunctionName]!(event, context);
+    return { StatusCode: 200, Payload: new TextEncoder().encode(JSON.stringify(result)) };
+  });
+  gateway = (await import('../../lambdas/mcp/handler.ts')).handler as unknown as typeof gateway;
+}, 120_000);
+
+afterAll(async () => {
+  lambda.restore();
+  secrets.restore();
+  await dynamo?.close();
+  await fixture?.close();
+});
+
+describe('AWS handlers', () => {
+  it('completes the handshake and lists the tools without invoking any tool function', async () => {
+    const client = await connect(apiKey);
+    expect(client.getServerVersion()?.name).toBe('chatctx-knowledge');
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_guidance', 'search_knowledge', 'submit_feedback']);
+    expect(invocations).toEqual([]);
+    await client.close();
+  });
+
+  it('runs all three tools through their own functions over the Data API', async () => {
+    const client = await connect(apiKey);
+    const search = await client.callTool({ name: 'search_knowledge', arguments: { query: 'password hashing algorithm for user accounts' } });
+    expect((search.structuredContent as any).results[0].slug).toBe('hash-passwords-with-argon2id-or-bcrypt');
+    const full = await client.callTool({ name: 'get_guidance', arguments: { ids: ['use-stable-keys-for-dynamic-react-lists', 'nope'] } });
+    expect(full.structuredContent).toMatchObject({ missing: ['nope'], results: [{ status: 'approved' }] });
+    const feedback = await client.callTool({ name: 'submit_feedback', arguments: { category: 'helpful', source: 'search_knowledge' } });
+    expect(feedback.structuredContent).toMatchObject({ accepted: true });
+    expect(invocations).toEqual([FUNCTIONS.search_knowledge, FUNCTIONS.get_guidance, FUNCTIONS.submit_feedback]);
+    await client.close();
+  });
+
+  it('refuses an unknown or revoked key with 401 and WWW-Authenticate', async () => {
+    for (const key of [revokedKey, `kb_live_${'Z'.repeat(43)}`]) {
+      const res = await rawPost({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { Authorization: `Bearer ${key}` });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer realm="chatctx"/);
+    }
+  });
+
+  it('refuses a foreign Origin with 403 and a request without the SSE Accept with 406', async () => {
+    expect((await rawPost({ jsonrpc: '2.0', id: 1, method: 'ping' }, { Origin: 'https://evil.example' })).status).toBe(403);
+    expect((await rawPost({ jsonrpc: '2.0', id: 1, method: 'ping' }, { Accept: 'application/json' })).status).toBe(406);
+  });
+
+  it('counts guest tool calls in DynamoDB by IP and answers 429 with Retry-After when spent', async () => {
+    const ip = '203.0.113.44';
+    const call = (id: number) => rawPost({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_guidance', arguments: { ids: ['x'] } } }, {}, ip);
+    const statuses = [];
+    for (let i = 1; i <= GUEST_LIMIT + 1; i++) statuses.push((await call(i)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    const refused = await call(99);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.headers.get('x-guest-quota-remaining')).toBe('0');
+    // Another client IP has its own counter.
+    const other = await rawPost({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_guidance', arguments: { ids: ['x'] } } }, {}, '203.0.113.45');
+    expect(other.status).toBe(200);
+  });
+
+  it('issues a key through the admin entry that the gateway then accepts, and reports admin errors as values', async () => {
+    const admin = (await import('../../lambdas/admin/handler.ts')).handler as unknown as (event: unknown, context: Context) => Promise<any>;
+    const created = await admin({ op: 'keys.create', name: 'from admin lambda', daily_quota: 1 }, context);
+    expect(created.result.key).toMatch(/^kb_live_/);
+    const ok = await rawPost({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_guidance', arguments: { ids: ['x'] } } }, { Authorization: `Bearer ${created.result.key}` });
+    expect(ok.status).toBe(200);
+    const over = await rawPost({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_guidance', arguments: { ids: ['x'] } } }, { Authorization: `Bearer ${created.result.key}` });
+    expect(over.status).toBe(429);
+    expect(await admin({ op: 'keys.revoke', id: '00000000-0000-4000-8000-000000000000' }, context)).toEqual({
+      error: { code: 'not_found', message: 'No API key has that id.', details: { id: '00000000-0000-4000-8000-000000000000' } },
+    });
+  });
+
+  it('answers GET with ": connected" and a retry hint, then closes (no idle Lambda time)', async () => {
+    const res = await viaGateway()('https://abc123.execute-api.us-east-1.amazonaws.com/mcp', { headers: { Accept: 'text/event-stream' } });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(': connected\nretry: 30000\n\n');
+  });
+});

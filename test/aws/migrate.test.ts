@@ -1,0 +1,78 @@
+/**
+ * The migrate function's work over the Data API adapter (PGlite behind a
+ * Data-API-compatible endpoint): migrations apply once, and every per-function
+ * database role can do exactly what its function needs and nothing else.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RDSDataClient } from '@aws-sdk/client-rds-data';
+import { startDataApiFixture } from '../support/data-api-fixture.ts';
+import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
+import { SCHEMA_DIR } from '../../lambdas/storage/migrations.ts';
+import { runMigrations } from '../../lambdas/migrate/handler.ts';
+import { ROLE_GRANTS, type RoleName } from '../../lambdas/migrate/database-roles.ts';
+
+let fixture: Awaited<ReturnType<typeof startDataApiFixture>>;
+let sql: DataApiSql;
+
+const secrets = Object.fromEntries(
+  (Object.keys(ROLE_GRANTS) as RoleName[]).map((role) => [role, { username: role, password: `pw-${role}-'quoted'` }]),
+) as Record<RoleName, { username: string; password: string }>;
+
+const can = async (role: string, table: string, privilege: string) =>
+  (await sql.query<{ ok: boolean }>('SELECT has_table_privilege($1, $2, $3) AS ok', [role, table, privilege]))[0]!.ok;
+const canColumn = async (role: string, table: string, column: string, privilege: string) =>
+  (await sql.query<{ ok: boolean }>('SELECT has_column_privilege($1, $2, $3, $4) AS ok', [role, table, column, privilege]))[0]!.ok;
+
+beforeAll(async () => {
+  fixture = await startDataApiFixture();
+  sql = new DataApiSql({
+    client: new RDSDataClient({ endpoint: fixture.endpoint, region: 'us-east-1', credentials: { accessKeyId: 't', secretAccessKey: 't' } }),
+    resourceArn: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
+    secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:master',
+    database: 'chatctx',
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await fixture?.close();
+});
+
+describe('migrate', () => {
+  it('applies the schema and the roles, then applies nothing new on the next deploy', async () => {
+    const first = await runMigrations(sql, SCHEMA_DIR, secrets);
+    expect(first.Data.applied).toBe('001_initial');
+    expect(first.Data.roles.split(',').sort()).toEqual(Object.keys(ROLE_GRANTS).sort());
+    const second = await runMigrations(sql, SCHEMA_DIR, secrets);
+    expect(second.Data.applied).toBe('none');
+    expect(second.PhysicalResourceId).toBe(first.PhysicalResourceId);
+  });
+
+  it('gives each function role exactly its privileges', async () => {
+    // search_knowledge: reads guidance, writes analytics and the cache; no keys, no feedback.
+    expect(await can('chatctx_search', 'records', 'SELECT')).toBe(true);
+    expect(await can('chatctx_search', 'search_events', 'INSERT')).toBe(true);
+    expect(await can('chatctx_search', 'embedding_cache', 'INSERT')).toBe(true);
+    expect(await can('chatctx_search', 'records', 'UPDATE')).toBe(false);
+    expect(await can('chatctx_search', 'api_keys', 'SELECT')).toBe(false);
+    expect(await can('chatctx_search', 'feedback', 'INSERT')).toBe(false);
+    // get_guidance: read-only.
+    expect(await can('chatctx_reader', 'records', 'SELECT')).toBe(true);
+    expect(await can('chatctx_reader', 'search_events', 'INSERT')).toBe(false);
+    expect(await can('chatctx_reader', 'records', 'INSERT')).toBe(false);
+    // submit_feedback: insert feedback and nothing else.
+    expect(await can('chatctx_feedback', 'feedback', 'INSERT')).toBe(true);
+    expect(await can('chatctx_feedback', 'feedback', 'SELECT')).toBe(false);
+    expect(await can('chatctx_feedback', 'records', 'SELECT')).toBe(false);
+    // gateway: look keys up by hash, stamp last use; never rename, re-quota or read other tables.
+    expect(await canColumn('chatctx_gateway', 'api_keys', 'key_hash', 'SELECT')).toBe(true);
+    expect(await canColumn('chatctx_gateway', 'api_keys', 'last_used_at', 'UPDATE')).toBe(true);
+    expect(await canColumn('chatctx_gateway', 'api_keys', 'daily_quota', 'UPDATE')).toBe(false);
+    expect(await canColumn('chatctx_gateway', 'api_keys', 'revoked_at', 'UPDATE')).toBe(false);
+    expect(await can('chatctx_gateway', 'records', 'SELECT')).toBe(false);
+    expect(await can('chatctx_gateway', 'api_keys', 'INSERT')).toBe(false);
+  });
+
+  it('refuses a role secret that names another user', async () => {
+    await expect(runMigrations(sql, SCHEMA_DIR, { chatctx_reader: { username: 'postgres', password: 'x' } })).rejects.toThrow(/names another user/);
+  });
+});

@@ -1,0 +1,143 @@
+/**
+ * LambdaToolInvoker against a mocked Lambda: the request each tool call becomes,
+ * the decoded result, and failures that reach the caller only as a generic
+ * internal tool error (never the function's error text).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { mockClient } from 'aws-sdk-client-mock';
+import { InvokeCommand, LambdaClient, type InvokeCommandOutput } from '@aws-sdk/client-lambda';
+import {
+  LambdaToolInvoker,
+  TOOL_FUNCTION_ENV,
+  functionNamesFromEnv,
+} from '../../lambdas/tools/lambda-tool-invoker.ts';
+import { toolError, toolSuccess, type ToolCallResult } from '../../lambdas/tools/tool-result.ts';
+import { NotFoundError } from '../../lambdas/errors/app-error.ts';
+
+const lambda = mockClient(LambdaClient);
+
+afterEach(() => {
+  lambda.reset();
+});
+
+const FUNCTION_NAMES = {
+  search_knowledge: 'chatctx-search-knowledge',
+  get_guidance: 'chatctx-get-guidance',
+  submit_feedback: 'chatctx-submit-feedback',
+};
+const GENERIC = 'The tool could not be reached. Try again later.';
+
+function invoker(logs: string[] = []): LambdaToolInvoker {
+  const logger = {
+    info: () => {},
+    warn: () => {},
+    error: (event: string, fields?: object) => logs.push(JSON.stringify({ event, ...fields })),
+  };
+  return new LambdaToolInvoker({ client: new LambdaClient({ region: 'us-east-1' }), functionNames: FUNCTION_NAMES, logger });
+}
+
+function payload(value: unknown): InvokeCommandOutput['Payload'] {
+  return new TextEncoder().encode(typeof value === 'string' ? value : JSON.stringify(value)) as InvokeCommandOutput['Payload'];
+}
+
+function expectGenericInternal(result: ToolCallResult): void {
+  expect(result.isError).toBe(true);
+  expect(result.structuredContent).toEqual({ error: { code: 'internal', message: GENERIC, details: {} } });
+  expect(JSON.parse(result.content[0]!.text)).toEqual(result.structuredContent);
+}
+
+describe('LambdaToolInvoker', () => {
+  it("invokes the tool's function synchronously with {arguments} and returns its decoded result", async () => {
+    // Prepare
+    const expected = toolSuccess({ mode: 'results', results: [{ slug: 'react-list-keys' }] });
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload(expected) });
+    const args = { query: 'stable keys for React lists', technologies: ['react'] };
+
+    // Act
+    const result = await invoker().invoke({ name: 'search_knowledge', arguments: args });
+
+    // Assess
+    const calls = lambda.commandCalls(InvokeCommand);
+    expect(calls).toHaveLength(1);
+    const input = calls[0]!.args[0].input;
+    expect(input.FunctionName).toBe('chatctx-search-knowledge');
+    expect(input.InvocationType).toBe('RequestResponse');
+    expect(JSON.parse(new TextDecoder().decode(input.Payload as Uint8Array))).toEqual({ arguments: args });
+    expect(result).toEqual(expected);
+  });
+
+  it('routes each tool to its own function', async () => {
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload(toolSuccess({ ok: true })) });
+    await invoker().invoke({ name: 'get_guidance', arguments: { slugs: ['a'] } });
+    await invoker().invoke({ name: 'submit_feedback', arguments: {} });
+    expect(lambda.commandCalls(InvokeCommand).map((call) => call.args[0].input.FunctionName)).toEqual([
+      'chatctx-get-guidance',
+      'chatctx-submit-feedback',
+    ]);
+  });
+
+  it("passes a tool's own error result through unchanged", async () => {
+    const expected = toolError(new NotFoundError('No record has that slug.'));
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload(expected) });
+    const result = await invoker().invoke({ name: 'get_guidance', arguments: { slugs: ['missing'] } });
+    expect(result).toEqual(expected);
+  });
+
+  it('turns a FunctionError into a generic internal tool error without the function error text', async () => {
+    // Prepare
+    const crash = { errorType: 'TypeError', errorMessage: 'Cannot read secret query "my private text"', trace: ['at handler'] };
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, FunctionError: 'Unhandled', Payload: payload(crash) });
+    const logs: string[] = [];
+
+    // Act
+    const result = await invoker(logs).invoke({ name: 'search_knowledge', arguments: { query: 'my private text' } });
+
+    // Assess
+    expectGenericInternal(result);
+    expect(JSON.stringify(result)).not.toContain('Cannot read');
+    expect(JSON.stringify(result)).not.toContain('my private text');
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toContain('function_error');
+    expect(logs[0]).not.toContain('my private text');
+  });
+
+  it('turns an SDK rejection into the same generic internal tool error', async () => {
+    lambda.on(InvokeCommand).rejects(new Error('connect ETIMEDOUT lambda.us-east-1.amazonaws.com'));
+    const result = await invoker().invoke({ name: 'submit_feedback', arguments: { comment: 'hi' } });
+    expectGenericInternal(result);
+    expect(JSON.stringify(result)).not.toContain('ETIMEDOUT');
+  });
+
+  it('turns an unparseable or non-result payload into the generic internal tool error', async () => {
+    lambda
+      .on(InvokeCommand)
+      .resolvesOnce({ StatusCode: 200, Payload: payload('not json at all') })
+      .resolvesOnce({ StatusCode: 200, Payload: payload({ hello: 'world' }) })
+      .resolvesOnce({ StatusCode: 200 });
+    for (let i = 0; i < 3; i += 1) {
+      expectGenericInternal(await invoker().invoke({ name: 'get_guidance', arguments: {} }));
+    }
+  });
+
+  it('throws for a tool it has no function for, without invoking anything', async () => {
+    await expect(invoker().invoke({ name: 'drop_tables', arguments: {} })).rejects.toThrow(/No Lambda function/);
+    await expect(invoker().invoke({ name: 'toString', arguments: {} })).rejects.toThrow(/No Lambda function/);
+    expect(lambda.commandCalls(InvokeCommand)).toHaveLength(0);
+  });
+});
+
+describe('functionNamesFromEnv', () => {
+  it('reads every TOOL_FUNCTION_* variable', () => {
+    const env = {
+      [TOOL_FUNCTION_ENV.search_knowledge]: 'fn-search',
+      [TOOL_FUNCTION_ENV.get_guidance]: 'fn-get',
+      [TOOL_FUNCTION_ENV.submit_feedback]: 'fn-feedback',
+    };
+    expect(functionNamesFromEnv(env)).toEqual({ search_knowledge: 'fn-search', get_guidance: 'fn-get', submit_feedback: 'fn-feedback' });
+  });
+
+  it('names the missing variable', () => {
+    const env = { TOOL_FUNCTION_SEARCH_KNOWLEDGE: 'fn-search', TOOL_FUNCTION_SUBMIT_FEEDBACK: 'fn-feedback' };
+    expect(() => functionNamesFromEnv(env)).toThrow('TOOL_FUNCTION_GET_GUIDANCE');
+  });
+});
