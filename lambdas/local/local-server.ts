@@ -15,6 +15,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
+import { listen } from './listen.ts';
 import type { LocalConfig } from './local-config.ts';
 import { openLocalStore, loadStarterCorpusOnce } from './local-store.ts';
 import { createMcpHttpHandler } from '../protocol/mcp-http-handler.ts';
@@ -164,16 +165,6 @@ export async function startLocalServer(config: LocalConfig, logger: Logger): Pro
         await store.close();
       })()),
   };
-}
-
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
 }
 
 function closeServer(server: Server): Promise<void> {

@@ -27,6 +27,7 @@
  * every other statement waits (at most `lockTimeoutMs`, then fails) — stricter
  * isolation than Aurora, where each transaction has its own connection.
  */
+import { listen } from '../../lambdas/local/listen.ts';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -368,13 +369,7 @@ export async function startDataApiFixture(options: { lockTimeoutMs?: number } = 
   }
 
   const server = createServer((req, res) => void handle(req, res));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, 0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
   return {
     endpoint: `http://127.0.0.1:${port}`,

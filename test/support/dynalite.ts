@@ -7,6 +7,7 @@
  * stack does (`pk` string hash key, on-demand). Does not enable TTL: dynalite
  * does not delete expired items, so tests check `expires_at` values instead.
  */
+import { listen } from '../../lambdas/local/listen.ts';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -28,13 +29,7 @@ export interface Dynalite {
 
 export async function startDynalite(): Promise<Dynalite> {
   const server = dynalite({ createTableMs: 0 });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, 0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new DynamoDBClient({
