@@ -3,7 +3,7 @@
  * hashes and cache keys, and Bedrock Titan V2 for query embeddings. Bedrock failures
  * and timeouts degrade to keyword search inside the core, never to an error.
  */
-import { createToolHandlers } from '../tools/tool-handlers.ts';
+import { searchKnowledgeTool } from '../tools/search-knowledge-tool.ts';
 import { toolLambda } from '../tools/tool-lambda.ts';
 import { DataApiSql } from '../storage/data-api-sql.ts';
 import { SecretsManagerSecrets } from '../secrets/secrets-manager-secrets.ts';
@@ -13,5 +13,5 @@ import { databaseEnv, requiredEnv } from '../aws/environment.ts';
 export const handler = toolLambda('chatctx-search-knowledge', (env, logger) => {
   const secrets = new SecretsManagerSecrets({ secretId: requiredEnv(env, 'PEPPER_SECRET_ARN') });
   const embedder = env.EMBEDDINGS_PROVIDER === 'none' ? undefined : new BedrockEmbedder({ modelId: env.BEDROCK_MODEL_ID });
-  return createToolHandlers({ sql: new DataApiSql(databaseEnv(env)), pepper: () => secrets.pepper(), embedder, logger }).search_knowledge;
+  return searchKnowledgeTool({ sql: new DataApiSql(databaseEnv(env)), pepper: () => secrets.pepper(), embedder, logger });
 });

@@ -42,7 +42,7 @@ import {
   type SqlParameter,
 } from '@aws-sdk/client-rds-data';
 import type { Sql, SqlParam } from '../ports/sql.ts';
-import { DatabaseError } from './pglite-sql.ts';
+import { DatabaseError } from './database-error.ts';
 
 export interface DataApiSqlOptions {
   /** Defaults to a client with the SDK's own retries off (`maxAttempts: 1`): see `send`. */

@@ -10,15 +10,9 @@
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { Sql, SqlParam } from '../ports/sql.ts';
+import { DatabaseError } from './database-error.ts';
 
-export class DatabaseError extends Error {
-  readonly code: string | undefined;
-  constructor(code: string | undefined) {
-    super(`Database error${code ? ` (SQLSTATE ${code})` : ''}`);
-    this.name = 'DatabaseError';
-    this.code = code;
-  }
-}
+export { DatabaseError };
 
 function sanitize(error: unknown): DatabaseError {
   const code = error && typeof error === 'object' ? (error as { code?: unknown }).code : undefined;

@@ -3,7 +3,7 @@
  */
 import type { ToolInvocation, ToolInvoker } from '../ports/tool-invoker.ts';
 import type { ToolCallResult } from './tool-result.ts';
-import type { ToolHandler, ToolName } from './tool-handlers.ts';
+import type { ToolHandler, ToolName } from './guarded-tool.ts';
 
 export class InProcessToolInvoker implements ToolInvoker {
   constructor(private readonly handlers: Record<ToolName, ToolHandler>) {}

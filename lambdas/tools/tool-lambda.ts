@@ -9,7 +9,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { createLambdaObservability } from '../aws/powertools-logger.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ToolCallResult } from './tool-result.ts';
-import type { ToolHandler } from './tool-handlers.ts';
+import type { ToolHandler } from './guarded-tool.ts';
 
 export interface ToolEvent {
   readonly arguments?: unknown;
@@ -27,9 +27,3 @@ export function toolLambda(serviceName: string, build: (env: NodeJS.ProcessEnv, 
     .use(logMetrics(observability.metrics));
 }
 
-/** For tools whose role is given no access to the pepper: they hash nothing. */
-export function noPepper(tool: string): () => Promise<Buffer> {
-  return async () => {
-    throw new Error(`${tool} does not use the pepper`);
-  };
-}

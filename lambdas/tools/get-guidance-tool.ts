@@ -1,0 +1,29 @@
+/**
+ * `get_guidance` as a tool: full (or brief) approved records by slug or id, in the
+ * order asked, each once; everything else is listed in `missing`.
+ */
+import { getGuidanceInput } from '../../schema/tools.ts';
+import type { Sql } from '../ports/sql.ts';
+import type { Logger } from '../observability/logger.ts';
+import { findApprovedRecords, shapeRecord } from '../guidance/record-view.ts';
+import { parseArguments } from './tool-result.ts';
+import { guardedTool, type ToolHandler } from './guarded-tool.ts';
+
+export function getGuidanceTool(deps: { sql: Sql; logger: Logger }): ToolHandler {
+  return guardedTool('get_guidance', deps.logger, async (args) => {
+    const input = parseArguments(getGuidanceInput, args);
+    const found = await findApprovedRecords(deps.sql, input.ids);
+    const results = [];
+    const missing: string[] = [];
+    const returned = new Set<string>();
+    for (const id of input.ids) {
+      const record = found.get(id);
+      if (!record) missing.push(id);
+      else if (!returned.has(record.id)) {
+        returned.add(record.id);
+        results.push(input.detail === 'full' ? shapeRecord(record, 'full') : shapeRecord(record, 'brief'));
+      }
+    }
+    return { results, missing };
+  });
+}

@@ -1,0 +1,144 @@
+/**
+ * The whole chatctx deployment in one stack: database (Aurora PostgreSQL
+ * Serverless v2 + Data API), quota table, pepper, the Lambda functions, the
+ * migrations custom resource and the public REST API with its WAF.
+ *
+ * The stack is environment-agnostic (no account/region lookups), so it synthesizes
+ * offline without credentials. Its outputs are the MCP URL and the admin
+ * function's name (for the owner CLI).
+ */
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { Database } from './database.ts';
+import { McpApi } from './mcp-api.ts';
+import { McpFunctions } from './mcp-functions.ts';
+import { Migrations } from './migrations.ts';
+import { PepperSecret } from './pepper-secret.ts';
+import { QuotaTable } from './quota-table.ts';
+
+export interface ChatctxStackProps extends StackProps {
+  /**
+   * Aurora minimum capacity in ACU; 0 lets the database pause when idle.
+   *
+   * @default 0
+   */
+  readonly minCapacity?: number;
+
+  /**
+   * Aurora maximum capacity in ACU.
+   *
+   * @default 4
+   */
+  readonly maxCapacity?: number;
+
+  /**
+   * Whether the Aurora cluster is protected from deletion.
+   *
+   * @default false
+   */
+  readonly deletionProtection?: boolean;
+
+  /**
+   * Tool calls per guest IP per UTC day; 0 means every call needs a key.
+   *
+   * @default 250
+   */
+  readonly guestDailyLimit?: number;
+
+  /**
+   * Browser origins allowed to call the MCP endpoint.
+   *
+   * @default - none
+   */
+  readonly allowedOrigins?: readonly string[];
+
+  /**
+   * Steady-state requests per second the API stage accepts across all clients.
+   *
+   * @default 50
+   */
+  readonly throttlingRateLimit?: number;
+
+  /**
+   * Burst size the API stage accepts across all clients.
+   *
+   * @default 100
+   */
+  readonly throttlingBurstLimit?: number;
+
+  /**
+   * Requests one IP may make in any 5 minutes before WAF answers 429.
+   *
+   * @default 1000
+   */
+  readonly perIpRateLimit?: number;
+
+  /**
+   * Whether to create and register API Gateway's account-level CloudWatch Logs
+   * role (needed once per account and region for API logging).
+   *
+   * @default true
+   */
+  readonly apiGatewayCloudWatchRole?: boolean;
+}
+
+export class ChatctxStack extends Stack {
+  /** Aurora cluster, its VPC and the database secrets. */
+  public readonly database: Database;
+  /** The quota counters. */
+  public readonly quotaTable: QuotaTable;
+  /** The HMAC pepper. */
+  public readonly pepper: PepperSecret;
+  /** Every Lambda function. */
+  public readonly functions: McpFunctions;
+  /** The migrations custom resource. */
+  public readonly migrations: Migrations;
+  /** The public REST API. */
+  public readonly api: McpApi;
+
+  constructor(scope: Construct, id: string, props: ChatctxStackProps = {}) {
+    super(scope, id, {
+      description: 'chatctx: owner-reviewed engineering guidance over MCP',
+      ...props,
+    });
+
+    this.database = new Database(this, 'Database', {
+      minCapacity: props.minCapacity,
+      maxCapacity: props.maxCapacity,
+      deletionProtection: props.deletionProtection,
+    });
+    this.quotaTable = new QuotaTable(this, 'QuotaTable');
+    this.pepper = new PepperSecret(this, 'Pepper');
+
+    this.functions = new McpFunctions(this, 'Functions', {
+      database: this.database,
+      quotaTable: this.quotaTable,
+      pepperSecret: this.pepper.secret,
+      guestDailyLimit: props.guestDailyLimit,
+      allowedOrigins: props.allowedOrigins,
+    });
+
+    this.migrations = new Migrations(this, 'Migrations', {
+      migrateFunction: this.functions.migrate.function,
+      database: this.database,
+    });
+
+    this.api = new McpApi(this, 'Api', {
+      gatewayFunction: this.functions.gateway.function,
+      siteFunction: this.functions.site.function,
+      throttlingRateLimit: props.throttlingRateLimit,
+      throttlingBurstLimit: props.throttlingBurstLimit,
+      perIpRateLimit: props.perIpRateLimit,
+      cloudWatchRole: props.apiGatewayCloudWatchRole,
+    });
+
+    new CfnOutput(this, 'McpUrl', {
+      description: 'The MCP endpoint (Streamable HTTP)',
+      value: this.api.mcpUrl,
+    });
+    new CfnOutput(this, 'AdminFunctionName', {
+      description: 'The owner operations function (invoke with IAM credentials)',
+      value: this.functions.admin.function.functionName,
+    });
+  }
+}

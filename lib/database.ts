@@ -1,0 +1,213 @@
+/**
+ * The chatctx database: Aurora PostgreSQL 16 Serverless v2 with the Data API, in a
+ * VPC that has only isolated subnets (no NAT, no internet route, nothing inside but
+ * the cluster). The Lambdas stay outside the VPC and speak SQL over the Data API,
+ * which authenticates each call with a Secrets Manager secret.
+ *
+ * Owns the cluster, its master secret (used only by the admin and migrate
+ * functions) and one secret per least-privilege database role. It does not create
+ * the roles inside Postgres or grant them anything: the migrate function does that
+ * on every deploy from `roleSecrets` (see `migrations.ts`).
+ */
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as rds from 'aws-cdk-lib/aws-rds';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+
+/** The Postgres roles the functions log in as, by purpose. */
+export const DATABASE_ROLES = {
+  /** search_knowledge: reads approved records, writes search events and the embedding cache. */
+  search: 'chatctx_search',
+  /** get_guidance: reads approved records. */
+  reader: 'chatctx_reader',
+  /** submit_feedback: inserts feedback. */
+  feedback: 'chatctx_feedback',
+  /** The MCP gateway: looks up API keys and records their last use. */
+  gateway: 'chatctx_gateway',
+} as const;
+
+export type DatabaseRolePurpose = keyof typeof DATABASE_ROLES;
+export type DatabaseRoleName = (typeof DATABASE_ROLES)[DatabaseRolePurpose];
+
+/** The Data API calls a function needs to run statements and transactions. */
+export const DATA_API_ACTIONS = [
+  'rds-data:ExecuteStatement',
+  'rds-data:BeginTransaction',
+  'rds-data:CommitTransaction',
+  'rds-data:RollbackTransaction',
+] as const;
+
+/** The engine: PostgreSQL 16 with auto-pause (0 ACU) support and pgvector. */
+export const DATABASE_ENGINE_VERSION = rds.AuroraPostgresEngineVersion.VER_16_6;
+
+const SECRET_ROTATION_REASON =
+  'A rotation Lambda must reach the database over the network, i.e. join the isolated VPC and get a Secrets Manager ' +
+  'interface endpoint there, for rotation alone. Passwords are changed by replacing a secret and deploying: the ' +
+  'cluster takes its master password from its secret, and the migrate custom resource re-runs when a role ' +
+  "secret's ARN changes and sets that role's new password.";
+
+export interface DatabaseProps {
+  /**
+   * Smallest capacity in Aurora capacity units (0–256, in steps of 0.5). `0` lets the
+   * cluster pause when idle; the first call after a pause waits for it to resume.
+   *
+   * @default 0
+   */
+  readonly minCapacity?: number;
+
+  /**
+   * Largest capacity in Aurora capacity units (1–256, in steps of 0.5, at least
+   * `minCapacity`).
+   *
+   * @default 4
+   */
+  readonly maxCapacity?: number;
+
+  /**
+   * Whether the cluster refuses to be deleted. Turn it on for a production stack.
+   *
+   * @default false
+   */
+  readonly deletionProtection?: boolean;
+
+  /**
+   * How long automated backups are kept (1–35 days).
+   *
+   * @default Duration.days(7)
+   */
+  readonly backupRetention?: Duration;
+
+  /**
+   * Name of the database created in the cluster.
+   *
+   * @default 'chatctx'
+   */
+  readonly databaseName?: string;
+}
+
+export class Database extends Construct {
+  /** The VPC holding the cluster: isolated subnets only. */
+  public readonly vpc: ec2.Vpc;
+  /** The Aurora cluster. */
+  public readonly cluster: rds.DatabaseCluster;
+  /** The master user's secret. Only the admin and migrate functions may read it. */
+  public readonly masterSecret: secretsmanager.ISecret;
+  /** One secret per least-privilege role, `{"username": role, "password": …}` plus the cluster's address. */
+  public readonly roleSecrets: Readonly<Record<DatabaseRolePurpose, secretsmanager.ISecret>>;
+  /** The database the functions use. */
+  public readonly databaseName: string;
+
+  constructor(scope: Construct, id: string, props: DatabaseProps = {}) {
+    super(scope, id);
+    const minCapacity = props.minCapacity ?? 0;
+    const maxCapacity = props.maxCapacity ?? 4;
+    const backupRetention = props.backupRetention ?? Duration.days(7);
+    this.databaseName = props.databaseName ?? 'chatctx';
+    validate(minCapacity, maxCapacity, backupRetention, this.databaseName);
+
+    this.vpc = new ec2.Vpc(this, 'Vpc', {
+      maxAzs: 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'database', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 24 }],
+      // Nothing is ever placed in the default security group (the cluster has its
+      // own), so locking it down would only add a custom-resource Lambda.
+      restrictDefaultSecurityGroup: false,
+    });
+    this.vpc.addFlowLog('FlowLog', {
+      destination: ec2.FlowLogDestination.toCloudWatchLogs(
+        new logs.LogGroup(this, 'FlowLogGroup', { retention: logs.RetentionDays.ONE_MONTH }),
+      ),
+      trafficType: ec2.FlowLogTrafficType.ALL,
+    });
+
+    this.cluster = new rds.DatabaseCluster(this, 'Cluster', {
+      engine: rds.DatabaseClusterEngine.auroraPostgres({ version: DATABASE_ENGINE_VERSION }),
+      writer: rds.ClusterInstance.serverlessV2('writer', { autoMinorVersionUpgrade: true }),
+      serverlessV2MinCapacity: minCapacity,
+      serverlessV2MaxCapacity: maxCapacity,
+      enableDataApi: true,
+      credentials: rds.Credentials.fromGeneratedSecret('chatctx_admin'),
+      defaultDatabaseName: this.databaseName,
+      vpc: this.vpc,
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+      storageEncrypted: true,
+      backup: { retention: backupRetention },
+      deletionProtection: props.deletionProtection ?? false,
+      removalPolicy: RemovalPolicy.SNAPSHOT,
+    });
+    if (!this.cluster.secret) throw new Error('the cluster was created without a master secret');
+    this.masterSecret = this.cluster.secret;
+    Validations.of(this.cluster).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-RDS6',
+      reason:
+        'No client connects over the network: the cluster is in isolated subnets with no ingress rule, and every ' +
+        'statement goes through the Data API, which authenticates the caller with IAM and the database user with a ' +
+        'Secrets Manager secret.',
+    });
+    if (!(props.deletionProtection ?? false)) {
+      Validations.of(this.cluster).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-RDS10',
+        reason:
+          'Deletion protection is the context parameter chatctx:deletionProtection (off by default so that trial stacks ' +
+          'can be removed; the cluster is still snapshotted on removal). Production stacks set it to true.',
+      });
+    }
+
+    const roleSecrets = {} as Record<DatabaseRolePurpose, secretsmanager.ISecret>;
+    for (const [purpose, username] of Object.entries(DATABASE_ROLES) as [DatabaseRolePurpose, DatabaseRoleName][]) {
+      // DatabaseSecret's generated password leaves out quotes, backslashes and other
+      // characters that would need escaping in `CREATE ROLE … PASSWORD '…'`.
+      const secret = new rds.DatabaseSecret(this, `${pascal(purpose)}Secret`, {
+        username,
+        dbname: this.databaseName,
+      });
+      roleSecrets[purpose] = secret.attach(this.cluster);
+      Validations.of(secret).acknowledge({ id: 'AwsSolutions::AwsSolutions-SMG4', reason: SECRET_ROTATION_REASON });
+    }
+    this.roleSecrets = roleSecrets;
+    const masterSecretResource = this.cluster.node.tryFindChild('Secret');
+    if (masterSecretResource) {
+      Validations.of(masterSecretResource).acknowledge({ id: 'AwsSolutions::AwsSolutions-SMG4', reason: SECRET_ROTATION_REASON });
+    }
+  }
+
+  /**
+   * Lets `grantee` run statements and transactions through the Data API. Unlike
+   * `cluster.grantDataApiAccess`, this grants no secret: every function reads only
+   * the secret of the role it logs in as.
+   */
+  public grantDataApi(grantee: iam.IGrantable): iam.Grant {
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: [...DATA_API_ACTIONS],
+      resourceArns: [this.cluster.clusterArn],
+    });
+  }
+}
+
+function validate(minCapacity: number, maxCapacity: number, backupRetention: Duration, databaseName: string): void {
+  const halfSteps = (n: number) => Number.isInteger(n * 2);
+  if (!halfSteps(minCapacity) || minCapacity < 0 || minCapacity > 256) {
+    throw new Error(`minCapacity must be 0–256 ACU in steps of 0.5, got ${minCapacity}`);
+  }
+  if (!halfSteps(maxCapacity) || maxCapacity < 1 || maxCapacity > 256) {
+    throw new Error(`maxCapacity must be 1–256 ACU in steps of 0.5, got ${maxCapacity}`);
+  }
+  if (maxCapacity < minCapacity) {
+    throw new Error(`maxCapacity (${maxCapacity}) must be at least minCapacity (${minCapacity})`);
+  }
+  const days = backupRetention.toDays({ integral: false });
+  if (!Number.isInteger(days) || days < 1 || days > 35) {
+    throw new Error(`backupRetention must be 1–35 whole days, got ${backupRetention.toHumanString()}`);
+  }
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(databaseName)) {
+    throw new Error(`databaseName must be a lower-case Postgres identifier, got "${databaseName}"`);
+  }
+}
+
+function pascal(word: string): string {
+  return word.charAt(0).toUpperCase() + word.slice(1);
+}

@@ -1,0 +1,237 @@
+/**
+ * The public front door: an API Gateway REST API with `/mcp` (POST, GET, DELETE) on
+ * the gateway function and the documentation files on the site function, one
+ * stage (`v1`) with throttling, JSON access logs, X-Ray, and a WAF web ACL that
+ * limits each client IP.
+ *
+ * Why a REST API and not an HTTP API: a WAFv2 web ACL (and with it the per-IP
+ * rate-based rule) can be associated with a REST API stage but not with an HTTP
+ * API, and Lambda response streaming is offered for REST APIs only.
+ *
+ * There are no API keys, usage plans or authorizers here: the gateway function
+ * authenticates bearer keys and counts quotas itself, the same way the local server
+ * does. Access logs carry no query string, no headers and no body.
+ */
+import { Validations } from 'aws-cdk-lib';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
+import { Construct } from 'constructs';
+
+/** The documentation files the site function serves, as API paths. */
+export const PUBLIC_DOC_PATHS = [
+  '/llms.txt',
+  '/llms-full.txt',
+  '/docs.md',
+  '/api.json',
+  '/agent-instructions.md',
+  '/mcp.json',
+  '/robots.txt',
+] as const;
+
+/** The HTTP methods of the MCP endpoint (Streamable HTTP transport). */
+export const MCP_METHODS = ['POST', 'GET', 'DELETE'] as const;
+
+/**
+ * The access log line: who (source IP), what (method and resource path, never the
+ * raw path with its query string), the outcome and timings. Values are quoted so
+ * that a missing value (`-`) still makes valid JSON.
+ */
+export const ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
+  requestId: apigateway.AccessLogField.contextRequestId(),
+  ip: apigateway.AccessLogField.contextIdentitySourceIp(),
+  httpMethod: apigateway.AccessLogField.contextHttpMethod(),
+  resourcePath: apigateway.AccessLogField.contextResourcePath(),
+  status: apigateway.AccessLogField.contextStatus(),
+  responseLength: apigateway.AccessLogField.contextResponseLength(),
+  integrationLatency: apigateway.AccessLogField.contextIntegrationLatency(),
+  requestTime: apigateway.AccessLogField.contextRequestTime(),
+};
+
+export interface McpApiProps {
+  /** The function behind `/mcp`. */
+  readonly gatewayFunction: lambda.IFunction;
+
+  /** The function behind the documentation files (`PUBLIC_DOC_PATHS`). */
+  readonly siteFunction: lambda.IFunction;
+
+  /**
+   * The stage name; it is the first segment of every URL path.
+   *
+   * @default 'v1'
+   */
+  readonly stageName?: string;
+
+  /**
+   * Steady-state requests per second the stage accepts across all clients.
+   *
+   * @default 50
+   */
+  readonly throttlingRateLimit?: number;
+
+  /**
+   * Requests the stage accepts in a burst across all clients (at least the rate).
+   *
+   * @default 100
+   */
+  readonly throttlingBurstLimit?: number;
+
+  /**
+   * Requests one client IP may make in any 5-minute window before WAF answers 429
+   * (10–2,000,000,000).
+   *
+   * @default 1000
+   */
+  readonly perIpRateLimit?: number;
+
+  /**
+   * Whether to create the role that lets API Gateway write logs to CloudWatch and
+   * register it in the account's API Gateway settings (one per account and
+   * region). Set to false when the account already has one.
+   *
+   * @default true
+   */
+  readonly cloudWatchRole?: boolean;
+
+  /**
+   * How long access and execution logs are kept.
+   *
+   * @default logs.RetentionDays.ONE_MONTH
+   */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+export class McpApi extends Construct {
+  /** The REST API. */
+  public readonly api: apigateway.RestApi;
+  /** The deployed stage. */
+  public readonly stage: apigateway.Stage;
+  /** Where the access logs go. */
+  public readonly accessLogGroup: logs.LogGroup;
+  /** Where API Gateway writes its execution logs (errors only) for the stage. */
+  public readonly executionLogGroup: logs.LogGroup;
+  /** The web ACL guarding the stage. */
+  public readonly webAcl: wafv2.CfnWebACL;
+  /** The MCP endpoint's URL (`https://…/v1/mcp`). */
+  public readonly mcpUrl: string;
+
+  constructor(scope: Construct, id: string, props: McpApiProps) {
+    super(scope, id);
+    const stageName = props.stageName ?? 'v1';
+    const throttlingRateLimit = props.throttlingRateLimit ?? 50;
+    const throttlingBurstLimit = props.throttlingBurstLimit ?? 100;
+    const perIpRateLimit = props.perIpRateLimit ?? 1000;
+    const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    validate(stageName, throttlingRateLimit, throttlingBurstLimit, perIpRateLimit);
+
+    this.accessLogGroup = new logs.LogGroup(this, 'AccessLogs', { retention });
+    this.api = new apigateway.RestApi(this, 'Api', {
+      description: 'chatctx: MCP endpoint and public documentation files',
+      endpointTypes: [apigateway.EndpointType.REGIONAL],
+      cloudWatchRole: props.cloudWatchRole ?? true,
+      deployOptions: {
+        stageName,
+        throttlingRateLimit,
+        throttlingBurstLimit,
+        tracingEnabled: true,
+        accessLogDestination: new apigateway.LogGroupLogDestination(this.accessLogGroup),
+        accessLogFormat: apigateway.AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+        // Execution logs for failures only, and never request or response data.
+        loggingLevel: apigateway.MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        metricsEnabled: false,
+      },
+    });
+    this.stage = this.api.deploymentStage;
+    this.mcpUrl = `${this.api.url}mcp`;
+    // The stack outputs the MCP URL itself; the API root URL it would add is not an endpoint.
+    this.api.node.tryRemoveChild('Endpoint');
+
+    // API Gateway would create this group itself, without retention; creating it
+    // first (the stage depends on it) gives it one.
+    this.executionLogGroup = new logs.LogGroup(this, 'ExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${this.api.restApiId}/${stageName}`,
+      retention,
+    });
+    this.stage.node.addDependency(this.executionLogGroup);
+
+    const gateway = new apigateway.LambdaIntegration(props.gatewayFunction, { allowTestInvoke: false });
+    const mcp = this.api.root.addResource('mcp');
+    for (const method of MCP_METHODS) mcp.addMethod(method, gateway);
+
+    const site = new apigateway.LambdaIntegration(props.siteFunction, { allowTestInvoke: false });
+    for (const path of PUBLIC_DOC_PATHS) this.api.root.addResource(path.slice(1)).addMethod('GET', site);
+
+    this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
+      scope: 'REGIONAL',
+      description: 'chatctx API: per-IP rate limit',
+      defaultAction: { allow: {} },
+      // Sampled requests would show request headers, bearer keys included, in the
+      // WAF console; metrics are enough.
+      visibilityConfig: { cloudWatchMetricsEnabled: true, metricName: 'chatctx-api', sampledRequestsEnabled: false },
+      rules: [
+        {
+          name: 'per-ip-rate-limit',
+          priority: 0,
+          action: { block: { customResponse: { responseCode: 429 } } },
+          statement: {
+            rateBasedStatement: { limit: perIpRateLimit, aggregateKeyType: 'IP', evaluationWindowSec: 300 },
+          },
+          visibilityConfig: {
+            cloudWatchMetricsEnabled: true,
+            metricName: 'chatctx-per-ip-rate-limit',
+            sampledRequestsEnabled: false,
+          },
+        },
+      ],
+    });
+    const association = new wafv2.CfnWebACLAssociation(this, 'WebAclAssociation', {
+      resourceArn: this.stage.stageArn,
+      webAclArn: this.webAcl.attrArn,
+    });
+    // The stage ARN is built from names, so CloudFormation would not order these by itself.
+    association.node.addDependency(this.stage);
+
+    Validations.of(this.api).acknowledge(
+      {
+        id: 'AwsSolutions::AwsSolutions-APIG2',
+        reason:
+          'Requests are validated by the gateway function against the zod schemas the whole service derives from, and ' +
+          'errors must come back in the MCP/JSON-RPC shapes the contract defines; an API Gateway model would duplicate ' +
+          'the schemas and answer in its own format.',
+      },
+      {
+        id: 'AwsSolutions::AwsSolutions-APIG4',
+        reason:
+          'Authorization is in the gateway function: bearer API keys checked against their HMAC, guests limited per IP, ' +
+          'as the MCP contract requires (keyless guest access is part of it). The documentation files are public.',
+      },
+      {
+        id: 'AwsSolutions::AwsSolutions-COG4',
+        reason: 'There are no Cognito users: callers are agents with bearer API keys or guests, checked in the gateway function.',
+      },
+    );
+    if (props.cloudWatchRole ?? true) {
+      Validations.of(this.api).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason:
+          "API Gateway's account-level logging role, with the managed policy AWS documents for it; it serves every API " +
+          'of the account and region, so it cannot be scoped to this stack’s log groups.',
+      });
+    }
+  }
+}
+
+function validate(stageName: string, rate: number, burst: number, perIpRateLimit: number): void {
+  if (!/^[a-zA-Z0-9_]{1,128}$/.test(stageName)) {
+    throw new Error(`stageName may contain only letters, digits and underscores, got "${stageName}"`);
+  }
+  if (!(rate > 0)) throw new Error(`throttlingRateLimit must be positive, got ${rate}`);
+  if (!Number.isInteger(burst) || burst < rate) {
+    throw new Error(`throttlingBurstLimit must be a whole number of at least throttlingRateLimit (${rate}), got ${burst}`);
+  }
+  if (!Number.isInteger(perIpRateLimit) || perIpRateLimit < 10 || perIpRateLimit > 2_000_000_000) {
+    throw new Error(`perIpRateLimit must be a whole number between 10 and 2,000,000,000, got ${perIpRateLimit}`);
+  }
+}

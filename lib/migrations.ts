@@ -1,0 +1,119 @@
+/**
+ * Runs the migrate function as a CloudFormation custom resource, so that a deploy
+ * applies `schema/*.sql` and (re)creates the database roles before the stack
+ * reports success, and a failed migration fails the deploy.
+ *
+ * CloudFormation calls a custom resource again only when its properties change.
+ * The properties are therefore a content hash of the migration files, the role
+ * names and the role secrets' ARNs, and nothing time-based: a deploy that changes a
+ * migration, a role or a role secret runs migrate; any other deploy does not.
+ * Migrations are idempotent, so a repeated run is harmless.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CustomResource, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as cr from 'aws-cdk-lib/custom-resources';
+import { Construct } from 'constructs';
+import { PROJECT_ROOT } from './bundling.ts';
+import { DATABASE_ROLES, type Database, type DatabaseRolePurpose } from './database.ts';
+
+/** Migration files as the migrate code selects them: `NNN_name.sql`. */
+export const MIGRATION_FILE_PATTERN = /^\d{3}_[a-z0-9_]+\.sql$/;
+
+/** The custom resource's CloudFormation type. */
+export const MIGRATIONS_RESOURCE_TYPE = 'Custom::ChatctxMigrations';
+
+/**
+ * A SHA-256 over the names and contents of the migration files in `schemaDir`, in
+ * the order they are applied.
+ */
+export function schemaHash(schemaDir: string = join(PROJECT_ROOT, 'schema')): string {
+  const hash = createHash('sha256');
+  const files = readdirSync(schemaDir).filter((file) => MIGRATION_FILE_PATTERN.test(file)).sort();
+  if (files.length === 0) throw new Error(`no migration files (NNN_name.sql) in ${schemaDir}`);
+  for (const file of files) hash.update(file).update('\0').update(readFileSync(join(schemaDir, file))).update('\0');
+  return hash.digest('hex');
+}
+
+export interface MigrationsProps {
+  /** The migrate function; it receives the custom resource events. */
+  readonly migrateFunction: lambda.IFunction;
+
+  /** The database it migrates; the migration runs after the cluster and its writer exist. */
+  readonly database: Database;
+
+  /**
+   * The folder holding the migration files whose hash triggers a run.
+   *
+   * @default `<project root>/schema`
+   */
+  readonly schemaDir?: string;
+
+  /**
+   * How long the custom-resource framework's own logs are kept.
+   *
+   * @default logs.RetentionDays.ONE_MONTH
+   */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+export class Migrations extends Construct {
+  /** The custom resource; other resources that need the schema can depend on it. */
+  public readonly resource: CustomResource;
+  /** The custom-resource provider (framework function in front of migrate). */
+  public readonly provider: cr.Provider;
+  /** The hash of the migration files this synth saw. */
+  public readonly schemaHash: string;
+
+  constructor(scope: Construct, id: string, props: MigrationsProps) {
+    super(scope, id);
+    this.schemaHash = schemaHash(props.schemaDir);
+    const { database } = props;
+
+    // The framework function's own role: its log group and invoking migrate, instead
+    // of the default role with the managed AWSLambdaBasicExecutionRole policy.
+    const providerLogs = new logs.LogGroup(this, 'ProviderLogs', {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+    });
+    const providerRole = new iam.Role(this, 'ProviderRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Custom-resource framework in front of the migrate function',
+    });
+    providerRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [providerLogs.logGroupArn],
+      }),
+    );
+    this.provider = new cr.Provider(this, 'Provider', {
+      onEventHandler: props.migrateFunction,
+      logGroup: providerLogs,
+      frameworkOnEventRole: providerRole,
+    });
+    const migrateLogicalId = Stack.of(this).getLogicalId(props.migrateFunction.node.defaultChild as CfnElement);
+    Validations.of(providerRole).acknowledge({
+      id: `AwsSolutions::AwsSolutions-IAM5[Resource::<${migrateLogicalId}.Arn>:*]`,
+      reason:
+        'Added by the CDK custom-resource framework (grantInvoke on the migrate function, all its versions and aliases); ' +
+        'the wildcard covers nothing but the migrate function.',
+    });
+
+    const purposes = Object.keys(DATABASE_ROLES) as DatabaseRolePurpose[];
+    this.resource = new CustomResource(this, 'Resource', {
+      serviceToken: this.provider.serviceToken,
+      resourceType: MIGRATIONS_RESOURCE_TYPE,
+      properties: {
+        SchemaHash: this.schemaHash,
+        Roles: purposes.map((purpose) => DATABASE_ROLES[purpose]),
+        RoleSecretArns: purposes.map((purpose) => database.roleSecrets[purpose].secretArn),
+      },
+    });
+    // The cluster construct holds the writer instance and the master secret's
+    // attachment: the Data API answers only once the writer is available.
+    this.resource.node.addDependency(database.cluster);
+  }
+}
