@@ -149,6 +149,8 @@ export async function startLocalServer(config: LocalConfig, logger: Logger): Pro
   const adminUrl = `http://127.0.0.1:${(admin.address() as AddressInfo).port}/admin`;
   const info: ServerInfo = { pid: process.pid, mcpUrl, adminUrl };
   await writeFile(serverInfoPath(config.dataDir), JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
+  // Load the sentence encoder now, off the start-up path, so the first search does not wait for it.
+  embedder?.embed(['warm up']).catch((error: unknown) => logger.warn('embedder_warmup_failed', { error: errorKind(error) }));
 
   let closed: Promise<void> | undefined;
   return {
