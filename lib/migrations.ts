@@ -4,10 +4,12 @@
  * reports success, and a failed migration fails the deploy.
  *
  * CloudFormation calls a custom resource again only when its properties change.
- * The properties are therefore a content hash of the migration files, the role
- * names and the role secrets' ARNs, and nothing time-based: a deploy that changes a
- * migration, a role or a role secret runs migrate; any other deploy does not.
- * Migrations are idempotent, so a repeated run is harmless.
+ * The properties are therefore a content hash of the migration files and of the
+ * role grants (`lambdas/migrate/database-roles.ts`), the role names and the role
+ * secrets' ARNs, and nothing time-based (a timestamp would make every synth differ):
+ * a deploy that changes a migration, a grant, a role or a role secret runs migrate;
+ * any other deploy has nothing for it to do. Migrations are idempotent, so a
+ * repeated run is harmless.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -36,6 +38,8 @@ export function schemaHash(schemaDir: string = join(PROJECT_ROOT, 'schema')): st
   const files = readdirSync(schemaDir).filter((file) => MIGRATION_FILE_PATTERN.test(file)).sort();
   if (files.length === 0) throw new Error(`no migration files (NNN_name.sql) in ${schemaDir}`);
   for (const file of files) hash.update(file).update('\0').update(readFileSync(join(schemaDir, file))).update('\0');
+  // The grants live in code: a changed grant must re-run migrate too.
+  hash.update(readFileSync(join(PROJECT_ROOT, 'lambdas', 'migrate', 'database-roles.ts')));
   return hash.digest('hex');
 }
 
