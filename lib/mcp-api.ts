@@ -30,8 +30,12 @@ export const PUBLIC_DOC_PATHS = [
   '/robots.txt',
 ] as const;
 
-/** The HTTP methods of the MCP endpoint (Streamable HTTP transport). */
-export const MCP_METHODS = ['POST', 'GET', 'DELETE'] as const;
+/**
+ * The HTTP methods of the MCP endpoint (Streamable HTTP transport), plus OPTIONS so
+ * a browser client's CORS preflight reaches the gateway, which answers it for the
+ * configured origins (ALLOWED_ORIGINS) exactly as the local server does.
+ */
+export const MCP_METHODS = ['POST', 'GET', 'DELETE', 'OPTIONS'] as const;
 
 /**
  * The access log line: who (source IP), what (method and resource path, never the

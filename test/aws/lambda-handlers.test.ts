@@ -219,6 +219,19 @@ describe('AWS handlers', () => {
     });
   });
 
+  it('answers a CORS preflight for an allowed origin and refuses a foreign one', async () => {
+    const preflight = (origin: string) =>
+      viaGateway()('https://abc123.execute-api.us-east-1.amazonaws.com/mcp', {
+        method: 'OPTIONS',
+        headers: { Origin: origin, 'Access-Control-Request-Method': 'POST' },
+      });
+    const ok = await preflight('https://console.example');
+    expect(ok.status).toBe(204);
+    expect(ok.headers.get('access-control-allow-origin')).toBe('https://console.example');
+    expect(ok.headers.get('access-control-allow-headers')).toContain('Authorization');
+    expect((await preflight('https://evil.example')).status).toBe(403);
+  });
+
   it('answers GET with ": connected" and a retry hint, then closes (no idle Lambda time)', async () => {
     const res = await viaGateway()('https://abc123.execute-api.us-east-1.amazonaws.com/mcp', { headers: { Accept: 'text/event-stream' } });
     expect(res.status).toBe(200);

@@ -12,7 +12,7 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ChatctxStack } from '../../lib/chatctx-stack.ts';
 import { DATABASE_ROLES } from '../../lib/database.ts';
-import { PUBLIC_DOC_PATHS } from '../../lib/mcp-api.ts';
+import { MCP_METHODS, PUBLIC_DOC_PATHS } from '../../lib/mcp-api.ts';
 import { schemaHash } from '../../lib/migrations.ts';
 import { grantsOfRole, permissionsOfRole, resourceKey } from './iam-statements.ts';
 import { buildApp, synthTemplate } from './synth-app.ts';
@@ -190,11 +190,11 @@ describe('REST API', () => {
     template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
   });
 
-  it('routes POST, GET and DELETE /mcp to the gateway function, and nothing else', () => {
+  it('routes POST, GET, DELETE and OPTIONS (CORS preflight) /mcp to the gateway function, and nothing else', () => {
     const mcp = resourceIdOf('mcp');
     const methods = template.findResources('AWS::ApiGateway::Method', { Properties: { ResourceId: { Ref: mcp } } });
-    expect(Object.values(methods).map((m) => m.Properties.HttpMethod).sort()).toEqual(['DELETE', 'GET', 'POST']);
-    for (const method of ['POST', 'GET', 'DELETE']) {
+    expect(Object.values(methods).map((m) => m.Properties.HttpMethod).sort()).toEqual(['DELETE', 'GET', 'OPTIONS', 'POST']);
+    for (const method of ['POST', 'GET', 'DELETE', 'OPTIONS']) {
       template.hasResourceProperties('AWS::ApiGateway::Method', {
         ResourceId: { Ref: mcp },
         HttpMethod: method,
@@ -213,14 +213,14 @@ describe('REST API', () => {
         Integration: proxyTo('site'),
       });
     }
-    template.resourceCountIs('AWS::ApiGateway::Method', 3 + PUBLIC_DOC_PATHS.length);
+    template.resourceCountIs('AWS::ApiGateway::Method', MCP_METHODS.length + PUBLIC_DOC_PATHS.length);
   });
 
   it('lets API Gateway invoke only the gateway and site functions, per method, without test invokes', () => {
     const permissions = Object.values(template.findResources('AWS::Lambda::Permission'));
     const targets = new Set(permissions.map((p) => resourceKey(p.Properties.FunctionName)));
     expect(targets).toEqual(new Set([cfn(fn('gateway').function.functionArn), cfn(fn('site').function.functionArn)]));
-    expect(permissions).toHaveLength(3 + PUBLIC_DOC_PATHS.length);
+    expect(permissions).toHaveLength(MCP_METHODS.length + PUBLIC_DOC_PATHS.length);
     for (const permission of permissions) {
       expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
       expect(JSON.stringify(permission.Properties.SourceArn)).not.toContain('test-invoke-stage');
