@@ -15,6 +15,8 @@ import type { AdminCommand, BackfillResult, ImportResult } from '../lambdas/admi
 import { SingleBar, Presets } from 'cli-progress';
 import { createEmbedder } from '../lambdas/embeddings/embedder-factory.ts';
 import type { EmbedProgress } from '../lambdas/embeddings/record-embeddings.ts';
+import type { RecordSummary } from '../lambdas/guidance/record-review.ts';
+import type { FeedbackRow } from '../lambdas/feedback/feedback-repository.ts';
 import type { ApiKeyInfo, CreatedApiKey } from '../lambdas/auth/key-repository.ts';
 
 const program = new Command('chatctx')
@@ -150,9 +152,9 @@ keys
     print(`Key ${key.id} (${key.name}) now has ${n === null ? 'no daily limit' : `${n} tool calls per UTC day`}.`, key);
   });
 
-program
-  .command('records')
-  .description('manage guidance records')
+const records = program.command('records').description('import and review guidance records');
+
+records
   .command('import')
   .description('import records from a JSON or JSONL file or a folder of them, in one transaction')
   .argument('<path>', 'file or folder')
@@ -166,8 +168,57 @@ program
         `${summary.approved} approved, ${summary.candidates} candidate(s), ${summary.deprecated} deprecated.` +
         `\nEmbedded ${summary.embedding.embedded} record(s)` +
         (summary.embedding.skipped_reason ? ` (${summary.embedding.skipped_reason}).` : '.') +
-        (opts.approve ? '' : '\nCandidates are not served until approved: re-run with --approve after review.'),
+        (opts.approve ? '' : '\nCandidates are not served until approved: chatctx records approve SLUG …'),
       shown,
+    );
+  });
+
+records
+  .command('list')
+  .description('list records (slug, status, version, whether the embedding is current)')
+  .option('--status <status>', 'candidate, approved or deprecated')
+  .action(async (opts: { status?: 'candidate' | 'approved' | 'deprecated' }) => {
+    const list = await admin<RecordSummary[]>({ op: 'records.list', status: opts.status });
+    print(
+      list.length === 0
+        ? 'No records.'
+        : list.map((r) => `${r.slug}  ${r.status}  v${r.content_version}  ${r.embedded ? 'embedded' : 'not embedded'}  ${r.title}`).join('\n'),
+      list,
+    );
+  });
+
+for (const [name, status, what] of [
+  ['approve', 'approved', 'publish reviewed candidates'],
+  ['deprecate', 'deprecated', 'withdraw records from search and get_guidance'],
+] as const) {
+  records
+    .command(name)
+    .description(what)
+    .argument('<ids...>', 'slugs or ids')
+    .action(async (ids: string[]) => {
+      const result = await admin<{ changed: number; embedding: { embedded: number; skipped_reason?: string } }>({
+        op: 'records.set_status',
+        ids,
+        status,
+      });
+      print(`${result.changed} record(s) now ${status}.`, result);
+    });
+}
+
+program
+  .command('feedback')
+  .description('review anonymous feedback')
+  .command('list')
+  .description('list feedback, newest first')
+  .option('--category <category>', 'helpful, not_helpful, incorrect, outdated, missing or other')
+  .option('--limit <n>', 'at most this many (default 100)', wholeNumber)
+  .action(async (opts: { category?: string; limit?: number }) => {
+    const rows = await admin<FeedbackRow[]>({ op: 'feedback.list', category: opts.category as never, limit: opts.limit });
+    print(
+      rows.length === 0
+        ? 'No feedback.'
+        : rows.map((f) => `${f.created_at}  ${f.category}  ${f.record ?? '-'}  (${f.source})${f.comment ? `  ${f.comment}` : ''}`).join('\n'),
+      rows,
     );
   });
 

@@ -13,6 +13,9 @@ import type { Embedder } from '../ports/embedder.ts';
 import { embedRecords, passagesOf, recordsToEmbed, type EmbedProgress } from '../embeddings/record-embeddings.ts';
 import { estimateBedrockCost } from '../embeddings/bedrock-embedder.ts';
 import { errorKind } from '../observability/logger.ts';
+import { listRecords, setRecordStatus } from '../guidance/record-review.ts';
+import { listFeedback } from '../feedback/feedback-repository.ts';
+import { FEEDBACK_CATEGORIES } from '../../schema/tools.ts';
 import { validateRecords } from '../guidance/record-files.ts';
 
 const quota = z.number().int().min(0).max(100_000_000).nullable();
@@ -30,6 +33,21 @@ export const adminCommand = z.discriminatedUnion('op', [
     approve: z.boolean().default(false),
   }),
   z.strictObject({ op: z.literal('embeddings.backfill'), force: z.boolean().default(false), dry_run: z.boolean().default(false) }),
+  z.strictObject({
+    op: z.literal('records.list'),
+    status: z.enum(['candidate', 'approved', 'deprecated']).optional(),
+    limit: z.number().int().min(1).max(10_000).default(1000),
+  }),
+  z.strictObject({
+    op: z.literal('records.set_status'),
+    ids: z.array(z.string().min(1).max(120)).min(1).max(1000),
+    status: z.enum(['approved', 'deprecated']),
+  }),
+  z.strictObject({
+    op: z.literal('feedback.list'),
+    category: z.enum(FEEDBACK_CATEGORIES).optional(),
+    limit: z.number().int().min(1).max(10_000).default(100),
+  }),
 ]);
 export type AdminCommand = z.input<typeof adminCommand>;
 
@@ -116,5 +134,14 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
     }
     case 'embeddings.backfill':
       return backfill(deps, command.force, command.dry_run);
+    case 'records.list':
+      return listRecords(deps.sql, { status: command.status, limit: command.limit });
+    case 'records.set_status': {
+      const changed = await setRecordStatus(deps.sql, command.ids, command.status);
+      const embedding = command.status === 'approved' ? await embedChanged(deps, changed) : { embedded: 0 };
+      return { changed: changed.length, embedding };
+    }
+    case 'feedback.list':
+      return listFeedback(deps.sql, { category: command.category, limit: command.limit });
   }
 }

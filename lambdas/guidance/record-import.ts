@@ -160,7 +160,7 @@ async function importOne(
 }
 
 /** Keeps the approved text of this content_version (once). */
-async function snapshot(tx: Sql, id: string): Promise<void> {
+export async function snapshot(tx: Sql, id: string): Promise<void> {
   await tx.query(
     `INSERT INTO record_history (record_id, content_version, snapshot)
      SELECT r.id, r.content_version, to_jsonb(r) - 'search_vector'

@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { makeDataDir, runCli, startServer } from '../support/local-server.ts';
+import { connectClient } from '../support/mcp-client.ts';
 
 let dataDir: string;
 let work: string;
@@ -106,6 +107,51 @@ describe('chatctx records import', () => {
     const result = await cli('records', 'import', file);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/is approved; importing changed text needs --approve/);
+  });
+});
+
+describe('chatctx records review', () => {
+  it('lists candidates, approves them (embedding them), deprecates them, and refuses unknown slugs', async () => {
+    const file = join(work, 'review.json');
+    await writeFile(file, JSON.stringify(record('review-me')));
+    expect((await cli('records', 'import', file)).code).toBe(0);
+
+    const candidates = JSON.parse((await cli('--json', 'records', 'list', '--status', 'candidate')).stdout) as any[];
+    expect(candidates.map((r) => r.slug)).toContain('review-me');
+
+    const approved = await cli('--json', 'records', 'approve', 'review-me');
+    expect(approved.code).toBe(0);
+    expect(JSON.parse(approved.stdout)).toMatchObject({ changed: 1, embedding: { embedded: 1 } });
+    const listed = JSON.parse((await cli('--json', 'records', 'list', '--status', 'approved')).stdout) as any[];
+    expect(listed.find((r) => r.slug === 'review-me')).toMatchObject({ status: 'approved', embedded: true });
+
+    expect((await cli('records', 'deprecate', 'review-me')).stdout).toMatch(/1 record\(s\) now deprecated/);
+    const unknown = await cli('records', 'approve', 'review-me', 'no-such-slug');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/No record has that slug or id: no-such-slug\. Nothing was changed\./);
+    const after = JSON.parse((await cli('--json', 'records', 'list', '--status', 'deprecated')).stdout) as any[];
+    expect(after.map((r) => r.slug)).toContain('review-me');
+  });
+});
+
+describe('chatctx feedback list', () => {
+  it('shows what agents reported, through the running server, without any caller identity', async () => {
+    const dir = await makeDataDir();
+    const server = await startServer({}, dir);
+    try {
+      const client = await connectClient(server.url);
+      await client.callTool({ name: 'submit_feedback', arguments: { category: 'outdated', record: 'use-stable-keys-for-dynamic-react-lists', comment: 'Link moved.' } });
+      await client.close();
+      const listed = await runCli(['--json', 'feedback', 'list'], { CHATCTX_DATA_DIR: dir });
+      expect(listed.code).toBe(0);
+      const rows = JSON.parse(listed.stdout) as Record<string, unknown>[];
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ category: 'outdated', record: 'use-stable-keys-for-dynamic-react-lists', comment: 'Link moved.', source: 'other' });
+      expect(Object.keys(rows[0]!).sort()).toEqual(['category', 'comment', 'created_at', 'id', 'record', 'source']);
+    } finally {
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,0 +1,75 @@
+/**
+ * Owner review of records already in the store: list them by status, approve
+ * candidates (publish, keep the version in history), deprecate (withdraw from
+ * search and get_guidance). Every status change also updates the BM25 statistics in
+ * the same transaction. Editing text is the import's job, not this module's.
+ */
+import type { Sql } from '../ports/sql.ts';
+import { NotFoundError } from '../errors/app-error.ts';
+import { reindexRecord } from '../retrieval/bm25-index.ts';
+import { snapshot } from './record-import.ts';
+
+export type RecordStatus = 'candidate' | 'approved' | 'deprecated';
+
+export interface RecordSummary {
+  id: string;
+  slug: string;
+  title: string;
+  status: RecordStatus;
+  content_version: number;
+  updated_at: string;
+  approved_at: string | null;
+  /** Whether the passages embedded match the current text (for the given model). */
+  embedded: boolean;
+}
+
+const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string).toISOString());
+
+export async function listRecords(sql: Sql, options: { status?: RecordStatus; limit: number }): Promise<RecordSummary[]> {
+  const rows = await sql.query<Record<string, unknown>>(
+    `SELECT id::text AS id, slug, title, status, content_version, updated_at, approved_at,
+            (embedded_hash IS NOT DISTINCT FROM content_hash AND embedding_model IS NOT NULL) AS embedded
+       FROM records WHERE ($1::text IS NULL OR status = $1) ORDER BY slug LIMIT $2`,
+    [options.status ?? null, options.limit],
+  );
+  return rows.map((r) => ({
+    id: r.id as string,
+    slug: r.slug as string,
+    title: r.title as string,
+    status: r.status as RecordStatus,
+    content_version: Number(r.content_version),
+    updated_at: iso(r.updated_at)!,
+    approved_at: iso(r.approved_at),
+    embedded: Boolean(r.embedded),
+  }));
+}
+
+/**
+ * Sets the status of records named by slug or id, all or nothing. Returns the ids
+ * whose status changed (approved ones may need embedding).
+ */
+export async function setRecordStatus(sql: Sql, identifiers: readonly string[], status: 'approved' | 'deprecated'): Promise<string[]> {
+  return sql.transaction(async (tx) => {
+    const rows = await tx.query<{ id: string; slug: string; status: string }>(
+      `SELECT id::text AS id, slug, status FROM records
+        WHERE slug IN (SELECT jsonb_array_elements_text($1::jsonb)) OR id::text IN (SELECT jsonb_array_elements_text($1::jsonb))`,
+      [JSON.stringify(identifiers)],
+    );
+    const known = new Set(rows.flatMap((r) => [r.id, r.slug]));
+    const unknown = identifiers.filter((i) => !known.has(i));
+    if (unknown.length > 0) throw new NotFoundError(`No record has that slug or id: ${unknown.join(', ')}. Nothing was changed.`, { unknown });
+    const changed: string[] = [];
+    for (const row of rows) {
+      if (row.status === status) continue;
+      await tx.query(
+        `UPDATE records SET status = $2, updated_at = now(), approved_at = CASE WHEN $2 = 'approved' THEN now() ELSE approved_at END
+          WHERE id = $1::uuid`,
+        [row.id, status],
+      );
+      if (status === 'approved') await snapshot(tx, row.id);
+      await reindexRecord(tx, row.id);
+      changed.push(row.id);
+    }
+    return changed;
+  });
+}
