@@ -58,11 +58,15 @@ export async function keywordSearch(sql: Sql, query: string, filter: CandidateFi
           qt AS (SELECT q.lexeme, coalesce(t.df, 0) AS df,
                         ln(1 + (s.n - coalesce(t.df, 0) + 0.5) / (coalesce(t.df, 0) + 0.5)) AS idf
                    FROM q CROSS JOIN s LEFT JOIN term_stats t USING (lexeme)),
+          -- One index range scan of record_terms per query lexeme. OFFSET 0 keeps the
+          -- planner from flattening this into a hash join over the whole table, which it
+          -- picks whenever statistics are stale (PGlite never auto-analyzes).
           scored AS (
             SELECT rt.record_id,
                    sum(qt.idf * rt.tf * ${BM25_K1 + 1} / (rt.tf + ${BM25_K1} * (1 - ${BM25_B} + ${BM25_B} * rt.doc_len / s.avgdl))) AS score,
                    sum(qt.idf) AS matched_idf
-              FROM qt JOIN record_terms rt USING (lexeme) CROSS JOIN s
+              FROM qt CROSS JOIN s
+                   CROSS JOIN LATERAL (SELECT r.record_id, r.tf, r.doc_len FROM record_terms r WHERE r.lexeme = qt.lexeme OFFSET 0) rt
              WHERE ${technologyCondition('rt.record_id', 2)}
              GROUP BY rt.record_id),
           top AS (SELECT record_id, score, matched_idf, count(*) OVER () AS candidates FROM scored ORDER BY score DESC, record_id LIMIT $3)
