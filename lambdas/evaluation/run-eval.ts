@@ -162,6 +162,8 @@ export async function runEvaluation(options: EvalOptions): Promise<EvalReport> {
         if (index) await sql.query(index.indexdef);
       });
     }
+    // As the local server does at start: PGlite never refreshes planner statistics itself.
+    await sql.query('ANALYZE');
     const [{ passages }] = (await sql.query<{ passages: number }>('SELECT count(*)::int AS passages FROM record_passages')) as [{ passages: number }];
 
     const pepperBytes = randomBytes(32);

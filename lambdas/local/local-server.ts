@@ -106,6 +106,8 @@ export async function startLocalServer(config: LocalConfig, logger: Logger): Pro
       const stale = await recordsToEmbed(store.sql, embedder.model);
       embedded = (await embedRecords(store.sql, embedder, stale)).embedded;
     }
+    // PGlite has no autovacuum: refresh planner statistics once per start.
+    await store.sql.query('ANALYZE');
   } catch (error) {
     await store.close();
     throw error;
