@@ -9,10 +9,10 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 
-/** The partition key attribute (a string). */
-export const QUOTA_PARTITION_KEY = 'pk';
-/** The attribute holding an item's expiry time, epoch seconds. */
-export const QUOTA_TTL_ATTRIBUTE = 'expires_at';
+import { PARTITION_KEY as QUOTA_PARTITION_KEY, EXPIRES_AT_ATTRIBUTE as QUOTA_TTL_ATTRIBUTE } from '../lambdas/quota/dynamo-quota-store.ts';
+
+// The key and TTL attribute names come from the store that reads and writes them, so they cannot drift.
+export { QUOTA_PARTITION_KEY, QUOTA_TTL_ATTRIBUTE };
 
 export interface QuotaTableProps {
   /**
