@@ -16,6 +16,8 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as rds from 'aws-cdk-lib/aws-rds';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+// The migrate function grants these roles; a name it does not know would get no grants.
+import type { RoleName } from '../lambdas/migrate/database-roles.ts';
 
 /** The Postgres roles the functions log in as, by purpose. */
 export const DATABASE_ROLES = {
@@ -27,7 +29,7 @@ export const DATABASE_ROLES = {
   feedback: 'chatctx_feedback',
   /** The MCP gateway: looks up API keys and records their last use. */
   gateway: 'chatctx_gateway',
-} as const;
+} as const satisfies Record<string, RoleName>;
 
 export type DatabaseRolePurpose = keyof typeof DATABASE_ROLES;
 export type DatabaseRoleName = (typeof DATABASE_ROLES)[DatabaseRolePurpose];
