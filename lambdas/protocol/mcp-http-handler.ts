@@ -125,17 +125,19 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     }
 
     const rpc = message as JsonRpcMessage;
-    if (rpc.method === 'tools/call' && rpc.id !== undefined) {
-      const limit = dailyLimit(caller);
-      if (limit !== null) {
-        const decision = await deps.quota.consume(subject, utcDay(now()), limit);
-        if (!decision.allowed) {
-          deps.logger.info('quota_refused', { caller: caller.kind });
-          const headers: Record<string, string> =
-            caller.kind === 'guest' ? { 'X-Guest-Quota-Limit': String(limit), 'X-Guest-Quota-Remaining': '0' } : {};
-          return HTTP.rateLimited(secondsUntilNextUtcMidnight(now()), headers, rpc.id ?? null);
-        }
+    const limit = dailyLimit(caller);
+    if (rpc.method === 'tools/call' && rpc.id !== undefined && limit !== null) {
+      const decision = await deps.quota.consume(subject, utcDay(now()), limit);
+      const headers: Record<string, string> =
+        caller.kind === 'guest' ? { 'X-Guest-Quota-Limit': String(limit), 'X-Guest-Quota-Remaining': String(decision.remaining) } : {};
+      if (!decision.allowed) {
+        deps.logger.info('quota_refused', { caller: caller.kind });
+        return HTTP.rateLimited(secondsUntilNextUtcMidnight(now()), headers, rpc.id ?? null);
       }
+      // The count is known from the increment: no second read of the counter.
+      const response = await dispatch(request, message);
+      for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+      return response;
     }
     return dispatch(request, message);
   }
@@ -194,6 +196,7 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     return caller.kind === 'guest' ? `guest:${hashClientIp(await deps.pepper(), context.clientIp)}` : `key:${caller.id}`;
   }
 
+  /** Guest headers on answers that did not count a call (handshake, lists, errors): one read. */
   async function withGuestHeaders(response: Response, caller: Caller, subject: string): Promise<Response> {
     if (caller.kind !== 'guest' || response.headers.has('X-Guest-Quota-Remaining')) return response;
     const limit = deps.config.guestDailyLimit;

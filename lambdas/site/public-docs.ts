@@ -12,11 +12,10 @@ import {
   LIMITS,
   TOOL_DEFINITIONS,
   inputJsonSchema,
-  outputJsonSchema,
   toolErrorOutput,
   type ToolDefinition,
 } from '../../schema/tools.ts';
-import { SERVER_INSTRUCTIONS, SERVER_NAME } from '../protocol/mcp-server.ts';
+import { SERVER_INSTRUCTIONS, SERVER_NAME, listTools } from '../protocol/mcp-server.ts';
 
 export interface DocsSettings {
   /** Absolute URL of the MCP endpoint, e.g. http://127.0.0.1:8787/mcp. */
@@ -107,14 +106,8 @@ export function apiDocument(settings: DocsSettings): Record<string, unknown> {
       quota_headers: ['X-Guest-Quota-Limit', 'X-Guest-Quota-Remaining'],
     },
     instructions: SERVER_INSTRUCTIONS,
-    tools: TOOL_DEFINITIONS.map((t) => ({
-      name: t.name,
-      title: t.title,
-      description: t.description,
-      annotations: t.annotations,
-      inputSchema: inputJsonSchema(t),
-      outputSchema: outputJsonSchema(t),
-    })),
+    // Exactly what tools/list advertises.
+    tools: listTools(),
     limits: LIMITS,
     errors: {
       http: { 400: 'parse error or invalid request', 401: 'bad or revoked key', 403: 'host or origin not allowed', 405: 'method not allowed', 406: 'missing SSE Accept', 413: 'body too large', 415: 'not JSON', 429: 'quota spent; Retry-After' },
