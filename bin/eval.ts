@@ -4,15 +4,15 @@
  *
  * Evaluates retrieval on a BEIR-format folder and prints the quality table.
  * Document embeddings are cached on disk (default .chatctx/eval-cache) so a rerun
- * only re-embeds what changed. See lambdas/evaluation/run-eval.ts.
+ * only re-embeds what changed. See bin/evaluation/run-eval.ts.
  */
 import { Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { MultiBar, Presets } from 'cli-progress';
-import { runEvaluation, formatReport } from '../lambdas/evaluation/run-eval.ts';
-import { CachedEmbedder } from '../lambdas/evaluation/cached-embedder.ts';
-import { WorkerPoolEmbedder } from '../lambdas/evaluation/worker-pool-embedder.ts';
+import { runEvaluation, formatReport } from './evaluation/run-eval.ts';
+import { CachedEmbedder } from './evaluation/cached-embedder.ts';
+import { WorkerPoolEmbedder } from '../lambdas/embeddings/worker-pool-embedder.ts';
 import { createEmbedder, readEmbeddingProvider } from '../lambdas/embeddings/embedder-factory.ts';
 
 const opts = new Command('eval')

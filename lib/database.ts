@@ -17,7 +17,7 @@ import * as rds from 'aws-cdk-lib/aws-rds';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 // The migrate function grants these roles; a name it does not know would get no grants.
-import type { RoleName } from '../lambdas/migrate/database-roles.ts';
+import type { RoleName } from '../lambdas/storage/database-roles.ts';
 
 /** The Postgres roles the functions log in as, by purpose. */
 export const DATABASE_ROLES = {

@@ -28,7 +28,7 @@ export const BASE_ENVIRONMENT: Readonly<Record<string, string>> = {
 export interface ChatctxFunctionProps {
   /**
    * The handler's source file, relative to the project root (e.g.
-   * `lambdas/mcp/handler.ts`). It must export `handler`.
+   * `lambdas/handlers/gateway.ts`). It must export `handler`.
    */
   readonly entry: string;
 

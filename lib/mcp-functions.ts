@@ -29,13 +29,13 @@ export const EMBEDDING_MODEL_ID = 'amazon.titan-embed-text-v2:0';
 
 /** The handler source of each function, relative to the project root. */
 export const FUNCTION_ENTRIES = {
-  gateway: 'lambdas/mcp/handler.ts',
-  searchKnowledge: 'lambdas/search-knowledge/handler.ts',
-  getGuidance: 'lambdas/get-guidance/handler.ts',
-  submitFeedback: 'lambdas/submit-feedback/handler.ts',
-  admin: 'lambdas/admin/handler.ts',
-  migrate: 'lambdas/migrate/handler.ts',
-  site: 'lambdas/site/handler.ts',
+  gateway: 'lambdas/handlers/gateway.ts',
+  searchKnowledge: 'lambdas/handlers/search-knowledge.ts',
+  getGuidance: 'lambdas/handlers/get-guidance.ts',
+  submitFeedback: 'lambdas/handlers/submit-feedback.ts',
+  admin: 'lambdas/handlers/admin.ts',
+  migrate: 'lambdas/handlers/migrate.ts',
+  site: 'lambdas/handlers/site.ts',
 } as const;
 
 /**

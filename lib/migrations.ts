@@ -5,7 +5,7 @@
  *
  * CloudFormation calls a custom resource again only when its properties change.
  * The properties are therefore a content hash of the migration files and of the
- * role grants (`lambdas/migrate/database-roles.ts`), the role names and the role
+ * role grants (`lambdas/storage/database-roles.ts`), the role names and the role
  * secrets' ARNs, and nothing time-based (a timestamp would make every synth differ):
  * a deploy that changes a migration, a grant, a role or a role secret runs migrate;
  * any other deploy has nothing for it to do. Migrations are idempotent, so a

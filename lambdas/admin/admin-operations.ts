@@ -8,15 +8,15 @@ import { z } from 'zod';
 import type { Sql } from '../ports/sql.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
-import { importRecords, type ImportSummary } from '../guidance/record-import.ts';
+import { importRecords, type ImportSummary } from '../records/record-import.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import { embedRecords, passagesOf, recordsToEmbed, type EmbedProgress } from '../embeddings/record-embeddings.ts';
 import { estimateBedrockCost } from '../embeddings/bedrock-embedder.ts';
 import { errorKind } from '../observability/logger.ts';
-import { listRecords, setRecordStatus } from '../guidance/record-review.ts';
+import { listRecords, setRecordStatus } from '../records/record-review.ts';
 import { listFeedback } from '../feedback/feedback-repository.ts';
 import { FEEDBACK_CATEGORIES } from '../../schema/tools.ts';
-import { validateRecords } from '../guidance/record-files.ts';
+import { validateRecords } from '../records/record-files.ts';
 
 const quota = z.number().int().min(0).max(100_000_000).nullable();
 

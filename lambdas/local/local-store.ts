@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PgliteSql } from '../storage/pglite-sql.ts';
 import { migrate } from '../storage/migrations.ts';
-import { FileSecrets } from './file-secrets.ts';
-import { readRecordFiles } from '../guidance/record-files.ts';
-import { importRecords, type ImportSummary } from '../guidance/record-import.ts';
+import { FileSecrets } from '../secrets/file-secrets.ts';
+import { readRecordFiles } from '../records/record-files.ts';
+import { importRecords, type ImportSummary } from '../records/record-import.ts';
 
 export const STARTER_CORPUS_DIR = fileURLToPath(new URL('../../guidance/', import.meta.url));
 

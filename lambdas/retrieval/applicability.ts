@@ -5,8 +5,8 @@
  * apply, and the result says which versions it covers instead.
  */
 import semver from 'semver';
-import type { AppliesTo } from '../guidance/record-view.ts';
-import { sameTechnology as same } from './technology-vocabulary.ts';
+import type { AppliesTo } from '../records/record-view.ts';
+import { sameTechnology as same } from '../records/technology-vocabulary.ts';
 
 export interface Applicability {
   /** Record names at least one requested technology. */

@@ -10,12 +10,12 @@ import type { Embedder } from '../ports/embedder.ts';
 import type { Logger } from '../observability/logger.ts';
 import { hashQuery } from '../privacy/hashing.ts';
 import type { GuidanceResult, SearchKnowledgeInput, SearchKnowledgeOutput, Topic } from '../../schema/tools.ts';
-import { loadApprovedByIds, shapeRecord, type StoredRecord } from '../guidance/record-view.ts';
+import { loadApprovedByIds, shapeRecord, type StoredRecord } from '../records/record-view.ts';
 import { checkApplicability } from './applicability.ts';
 import { tokensWithin } from './token-budget.ts';
 import { embedQuery } from './query-embedding.ts';
 import { rankCandidates, type RankedCandidate } from './rank.ts';
-import { canonicalTechnologies } from './technology-vocabulary.ts';
+import { canonicalTechnologies } from '../records/technology-vocabulary.ts';
 
 export interface SearchDeps {
   readonly sql: Sql;

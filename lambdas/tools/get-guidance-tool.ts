@@ -5,7 +5,7 @@
 import { getGuidanceInput } from '../../schema/tools.ts';
 import type { Sql } from '../ports/sql.ts';
 import type { Logger } from '../observability/logger.ts';
-import { findApprovedRecords, shapeRecord } from '../guidance/record-view.ts';
+import { findApprovedRecords, shapeRecord } from '../records/record-view.ts';
 import { parseArguments } from './tool-result.ts';
 import { guardedTool, type ToolHandler } from './guarded-tool.ts';
 

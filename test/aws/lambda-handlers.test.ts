@@ -1,6 +1,6 @@
 /**
  * The AWS runtime end to end, offline: the official MCP SDK client's HTTP requests
- * become API Gateway proxy events for the real gateway entry (`lambdas/mcp/handler`),
+ * become API Gateway proxy events for the real gateway entry (`lambdas/handlers/gateway.ts`),
  * which dispatches each tools/call through the real Lambda ToolInvoker to the real
  * tool entries (the Lambda service mocked at the SDK client hands them the
  * serialized payload). Underneath: the Data API adapter against a Data-API-compatible
@@ -20,8 +20,8 @@ import { startDataApiFixture } from '../support/data-api-fixture.ts';
 import { createQuotaTable, startDynalite } from '../support/dynalite.ts';
 import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
 import { migrate } from '../../lambdas/storage/migrations.ts';
-import { importRecords } from '../../lambdas/guidance/record-import.ts';
-import { readRecordFiles } from '../../lambdas/guidance/record-files.ts';
+import { importRecords } from '../../lambdas/records/record-import.ts';
+import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 import { KeyRepository } from '../../lambdas/auth/key-repository.ts';
 
@@ -138,9 +138,9 @@ beforeAll(async () => {
 
   // The Lambda service: hand the serialized payload to the real tool entry.
   const tools = {
-    [FUNCTIONS.search_knowledge]: (await import('../../lambdas/search-knowledge/handler.ts')).handler,
-    [FUNCTIONS.get_guidance]: (await import('../../lambdas/get-guidance/handler.ts')).handler,
-    [FUNCTIONS.submit_feedback]: (await import('../../lambdas/submit-feedback/handler.ts')).handler,
+    [FUNCTIONS.search_knowledge]: (await import('../../lambdas/handlers/search-knowledge.ts')).handler,
+    [FUNCTIONS.get_guidance]: (await import('../../lambdas/handlers/get-guidance.ts')).handler,
+    [FUNCTIONS.submit_feedback]: (await import('../../lambdas/handlers/submit-feedback.ts')).handler,
   } as Record<string, (event: unknown, context: Context) => Promise<unknown>>;
   lambda.on(InvokeCommand).callsFake(async (input: { FunctionName: string; Payload: Uint8Array }) => {
     invocations.push(input.FunctionName);
@@ -148,7 +148,7 @@ beforeAll(async () => {
     const result = await tools[input.FunctionName]!(event, context);
     return { StatusCode: 200, Payload: new TextEncoder().encode(JSON.stringify(result)) };
   });
-  gateway = (await import('../../lambdas/mcp/handler.ts')).handler as unknown as typeof gateway;
+  gateway = (await import('../../lambdas/handlers/gateway.ts')).handler as unknown as typeof gateway;
 }, 120_000);
 
 afterAll(async () => {
@@ -207,7 +207,7 @@ describe('AWS handlers', () => {
   });
 
   it('issues a key through the admin entry that the gateway then accepts, and reports admin errors as values', async () => {
-    const admin = (await import('../../lambdas/admin/handler.ts')).handler as unknown as (event: unknown, context: Context) => Promise<any>;
+    const admin = (await import('../../lambdas/handlers/admin.ts')).handler as unknown as (event: unknown, context: Context) => Promise<any>;
     const created = await admin({ op: 'keys.create', name: 'from admin lambda', daily_quota: 1 }, context);
     expect(created.result.key).toMatch(/^kb_live_/);
     const ok = await rawPost({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_guidance', arguments: { ids: ['x'] } } }, { Authorization: `Bearer ${created.result.key}` });

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
-import { importRecords } from '../../lambdas/guidance/record-import.ts';
-import { validateRecords } from '../../lambdas/guidance/record-files.ts';
-import { FIELD_WEIGHTS } from '../../lambdas/retrieval/bm25-index.ts';
+import { importRecords } from '../../lambdas/records/record-import.ts';
+import { validateRecords } from '../../lambdas/records/record-files.ts';
+import { FIELD_WEIGHTS } from '../../lambdas/records/bm25-index.ts';
 
 let store: MemoryStore;
 

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
-import { importRecords } from '../../lambdas/guidance/record-import.ts';
-import { validateRecords } from '../../lambdas/guidance/record-files.ts';
+import { importRecords } from '../../lambdas/records/record-import.ts';
+import { validateRecords } from '../../lambdas/records/record-files.ts';
 import { migrate } from '../../lambdas/storage/migrations.ts';
 
 let store: MemoryStore;

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { runEvaluation } from '../../lambdas/evaluation/run-eval.ts';
+import { runEvaluation } from '../../bin/evaluation/run-eval.ts';
 import { UseLiteEmbedder } from '../../lambdas/embeddings/use-lite-embedder.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 

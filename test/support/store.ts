@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
 import { migrate } from '../../lambdas/storage/migrations.ts';
-import { readRecordFiles } from '../../lambdas/guidance/record-files.ts';
-import { importRecords } from '../../lambdas/guidance/record-import.ts';
+import { readRecordFiles } from '../../lambdas/records/record-files.ts';
+import { importRecords } from '../../lambdas/records/record-import.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
 import { createLogger, type Logger } from '../../lambdas/observability/logger.ts';

@@ -11,7 +11,7 @@ import {
   percentile,
   recallAt,
   splitByQueryId,
-} from '../../lambdas/evaluation/metrics.ts';
+} from '../../bin/evaluation/metrics.ts';
 
 const rel = (entries: Record<string, number>) => new Map(Object.entries(entries));
 

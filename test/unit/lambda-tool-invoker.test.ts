@@ -10,7 +10,7 @@ import {
   LambdaToolInvoker,
   TOOL_FUNCTION_ENV,
   functionNamesFromEnv,
-} from '../../lambdas/tools/lambda-tool-invoker.ts';
+} from '../../lambdas/aws/lambda-tool-invoker.ts';
 import { toolError, toolSuccess, type ToolCallResult } from '../../lambdas/tools/tool-result.ts';
 import { NotFoundError } from '../../lambdas/errors/app-error.ts';
 

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { runRemoteAdmin } from '../../lambdas/admin/remote-admin.ts';
+import { runRemoteAdmin } from '../../lambdas/aws/remote-admin.ts';
 
 const lambda = mockClient(LambdaClient);
 afterEach(() => lambda.reset());

@@ -4,7 +4,7 @@
  * and timeouts degrade to keyword search inside the core, never to an error.
  */
 import { searchKnowledgeTool } from '../tools/search-knowledge-tool.ts';
-import { toolLambda } from '../tools/tool-lambda.ts';
+import { toolLambda } from '../aws/tool-lambda.ts';
 import { DataApiSql } from '../storage/data-api-sql.ts';
 import { SecretsManagerSecrets } from '../secrets/secrets-manager-secrets.ts';
 import { BedrockEmbedder } from '../embeddings/bedrock-embedder.ts';

@@ -7,7 +7,7 @@
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { runAdminCommand, type AdminDeps } from './admin-operations.ts';
+import { runAdminCommand, type AdminDeps } from '../admin/admin-operations.ts';
 import { DataApiSql } from '../storage/data-api-sql.ts';
 import { SecretsManagerSecrets } from '../secrets/secrets-manager-secrets.ts';
 import { BedrockEmbedder } from '../embeddings/bedrock-embedder.ts';

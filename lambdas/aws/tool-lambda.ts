@@ -6,10 +6,10 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { createLambdaObservability } from '../aws/powertools-logger.ts';
+import { createLambdaObservability } from './powertools-logger.ts';
 import type { Logger } from '../observability/logger.ts';
-import type { ToolCallResult } from './tool-result.ts';
-import type { ToolHandler } from './guarded-tool.ts';
+import type { ToolCallResult } from '../tools/tool-result.ts';
+import type { ToolHandler } from '../tools/guarded-tool.ts';
 
 export interface ToolEvent {
   readonly arguments?: unknown;

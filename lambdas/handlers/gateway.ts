@@ -13,7 +13,7 @@ import { KeyRepository } from '../auth/key-repository.ts';
 import { DataApiSql } from '../storage/data-api-sql.ts';
 import { DynamoQuotaStore } from '../quota/dynamo-quota-store.ts';
 import { SecretsManagerSecrets } from '../secrets/secrets-manager-secrets.ts';
-import { LambdaToolInvoker, functionNamesFromEnv } from '../tools/lambda-tool-invoker.ts';
+import { LambdaToolInvoker, functionNamesFromEnv } from '../aws/lambda-tool-invoker.ts';
 import { clientIpOf, toRequest, toResult } from '../aws/api-gateway-adapter.ts';
 import { createLambdaObservability } from '../aws/powertools-logger.ts';
 import { databaseEnv, integerEnv, listEnv, requiredEnv } from '../aws/environment.ts';

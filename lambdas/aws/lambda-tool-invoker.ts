@@ -24,7 +24,7 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { AppError } from '../errors/app-error.ts';
 import { errorKind, silentLogger, type Logger } from '../observability/logger.ts';
 import type { ToolInvocation, ToolInvoker } from '../ports/tool-invoker.ts';
-import { toolError, type ToolCallResult } from './tool-result.ts';
+import { toolError, type ToolCallResult } from '../tools/tool-result.ts';
 
 export type LambdaToolName = 'search_knowledge' | 'get_guidance' | 'submit_feedback';
 

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Embedder } from '../ports/embedder.ts';
+import type { Embedder } from '../../lambdas/ports/embedder.ts';
 
 export class CachedEmbedder implements Embedder {
   readonly provider: string;

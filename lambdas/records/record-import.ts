@@ -9,8 +9,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Sql } from '../ports/sql.ts';
 import { ConflictError } from '../errors/app-error.ts';
 import type { RecordFile } from './record-schema.ts';
-import { reindexRecord } from '../retrieval/bm25-index.ts';
-import { canonicalTechnology } from '../retrieval/technology-vocabulary.ts';
+import { reindexRecord } from './bm25-index.ts';
+import { canonicalTechnology } from './technology-vocabulary.ts';
 
 export interface ImportSummary {
   created: number;

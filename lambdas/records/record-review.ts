@@ -6,7 +6,7 @@
  */
 import type { Sql } from '../ports/sql.ts';
 import { NotFoundError } from '../errors/app-error.ts';
-import { reindexRecord } from '../retrieval/bm25-index.ts';
+import { reindexRecord } from './bm25-index.ts';
 import { snapshot } from './record-import.ts';
 
 export type RecordStatus = 'candidate' | 'approved' | 'deprecated';

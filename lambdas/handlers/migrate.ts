@@ -10,7 +10,7 @@ import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DataApiSql } from '../storage/data-api-sql.ts';
 import { loadMigrations, migrate } from '../storage/migrations.ts';
-import { applyRoles, type RoleCredentials, type RoleName } from './database-roles.ts';
+import { applyRoles, type RoleCredentials, type RoleName } from '../storage/database-roles.ts';
 import { databaseEnv } from '../aws/environment.ts';
 import type { Sql } from '../ports/sql.ts';
 

@@ -4,7 +4,7 @@
  * per base URL (and cached for the life of the container).
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { createSiteHandler, type SiteHandler } from './site-handler.ts';
+import { createSiteHandler, type SiteHandler } from '../site/site-handler.ts';
 import { stageBaseUrl, toRequest, toResult } from '../aws/api-gateway-adapter.ts';
 import { integerEnv } from '../aws/environment.ts';
 

@@ -8,8 +8,8 @@
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import type { Embedder } from '../ports/embedder.ts';
-import { UseLiteEmbedder } from '../embeddings/use-lite-embedder.ts';
-import { assertEmbeddableTexts } from '../embeddings/embeddable-text.ts';
+import { UseLiteEmbedder } from './use-lite-embedder.ts';
+import { assertEmbeddableTexts } from './embeddable-text.ts';
 
 type Reply = { id: number; vectors?: Float32Array[]; error?: string };
 

@@ -3,7 +3,7 @@
  * can do nothing else.
  */
 import { submitFeedbackTool } from '../tools/submit-feedback-tool.ts';
-import { toolLambda } from '../tools/tool-lambda.ts';
+import { toolLambda } from '../aws/tool-lambda.ts';
 import { DataApiSql } from '../storage/data-api-sql.ts';
 import { databaseEnv } from '../aws/environment.ts';
 

@@ -2,7 +2,7 @@
  * Lambda entry of `get_guidance`: reads approved records with the read-only role.
  */
 import { getGuidanceTool } from '../tools/get-guidance-tool.ts';
-import { toolLambda } from '../tools/tool-lambda.ts';
+import { toolLambda } from '../aws/tool-lambda.ts';
 import { DataApiSql } from '../storage/data-api-sql.ts';
 import { databaseEnv } from '../aws/environment.ts';
 

@@ -6,7 +6,7 @@
  */
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { AppError, type ErrorCode } from '../errors/app-error.ts';
-import type { AdminCommand } from './admin-operations.ts';
+import type { AdminCommand } from '../admin/admin-operations.ts';
 
 export async function runRemoteAdmin(functionName: string, command: AdminCommand, client = new LambdaClient({})): Promise<unknown> {
   let output;

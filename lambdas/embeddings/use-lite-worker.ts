@@ -3,7 +3,7 @@
  * Messages in: `{ id, texts }`; out: `{ id, vectors }` or `{ id, error }`.
  */
 import { parentPort } from 'node:worker_threads';
-import { UseLiteEmbedder } from '../embeddings/use-lite-embedder.ts';
+import { UseLiteEmbedder } from './use-lite-embedder.ts';
 
 const embedder = new UseLiteEmbedder();
 
