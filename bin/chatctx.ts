@@ -4,7 +4,8 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
-import { readLocalConfig, ConfigError } from '../lambdas/local/local-config.ts';
+import { readLocalConfig } from '../lambdas/local/local-config.ts';
+import { ConfigError, SETTINGS } from '../lambdas/config/settings.ts';
 import { startLocalServer } from '../lambdas/local/local-server.ts';
 import { runLocalAdmin } from '../lambdas/local/admin-client.ts';
 import { runRemoteAdmin } from '../lambdas/aws/remote-admin.ts';
@@ -58,7 +59,8 @@ async function admin<T>(command: AdminCommand): Promise<T> {
   try {
     const remote = globals().remote;
     if (remote) return (await runRemoteAdmin(remote, command)) as T;
-    const embedder = createEmbedder(readLocalConfig().embeddings);
+    const config = readLocalConfig();
+    const embedder = () => createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
     return (await runLocalAdmin(dataDir(), command, { embedder, onProgress })) as T;
   } finally {
     bar?.stop();
@@ -75,7 +77,8 @@ program
   .command('serve')
   .description('start the local MCP server on the embedded store')
   .action(async () => {
-    const config = readLocalConfig({ ...process.env, ...(globals().dataDir ? { CHATCTX_DATA_DIR: globals().dataDir } : {}) });
+    const dir = globals().dataDir;
+    const config = readLocalConfig({ ...process.env, ...(dir ? { [SETTINGS.dataDir.env]: dir } : {}) });
     const started = performance.now();
     const server = await startLocalServer(config, createLogger());
     const clientConfig = { servers: { chatctx: { type: 'http', url: server.mcpUrl } } };
@@ -251,7 +254,7 @@ function fail(error: unknown): never {
     console.error(`error: ${error.message}`);
   } else {
     const code = (error as NodeJS.ErrnoException)?.code;
-    console.error(`error: ${error instanceof Error && code === 'EADDRINUSE' ? 'the port is already in use (set PORT to another one).' : error instanceof Error ? error.message : 'unexpected failure'}`);
+    console.error(`error: ${error instanceof Error && code === 'EADDRINUSE' ? `the port is already in use (set ${SETTINGS.port.env} to another one).` : error instanceof Error ? error.message : 'unexpected failure'}`);
   }
   process.exit(1);
 }

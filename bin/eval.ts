@@ -13,7 +13,8 @@ import { MultiBar, Presets } from 'cli-progress';
 import { runEvaluation, formatReport } from './evaluation/run-eval.ts';
 import { CachedEmbedder } from './evaluation/cached-embedder.ts';
 import { WorkerPoolEmbedder } from '../lambdas/embeddings/worker-pool-embedder.ts';
-import { createEmbedder, readEmbeddingProvider } from '../lambdas/embeddings/embedder-factory.ts';
+import { createEmbedder } from '../lambdas/embeddings/embedder-factory.ts';
+import { SETTINGS, readSetting } from '../lambdas/config/settings.ts';
 
 const opts = new Command('eval')
   .requiredOption('--dataset <dir>', 'BEIR folder: corpus.jsonl, queries.jsonl, qrels.tsv (or qrels/test.tsv)')
@@ -26,10 +27,11 @@ const opts = new Command('eval')
   .parse()
   .opts<{ dataset: string; records?: string; queries?: number; json?: string; embeddings?: string; sweep?: number[]; cacheDir: string }>();
 
-const provider = readEmbeddingProvider({ CHATCTX_EMBEDDINGS: opts.embeddings ?? process.env.CHATCTX_EMBEDDINGS }, 'use-lite');
+const env = opts.embeddings === undefined ? process.env : { ...process.env, [SETTINGS.embeddings.env]: opts.embeddings };
+const provider = readSetting(env, 'embeddings');
 // USE-lite is single-threaded JavaScript: bulk-embed the corpus on one worker per core.
 const pool = provider === 'use-lite' ? new WorkerPoolEmbedder() : undefined;
-const inner = pool ?? createEmbedder(provider);
+const inner = pool ?? (await createEmbedder({ provider, bedrockModelId: readSetting(env, 'bedrockModelId') }));
 const embedder = inner ? await CachedEmbedder.open(inner, resolve(opts.cacheDir)) : undefined;
 // On a terminal: live bars. Elsewhere (CI logs, pipes): a progress line every 15 s.
 const bars = new MultiBar(

@@ -41,7 +41,7 @@ export interface ChatctxStackProps extends StackProps {
   /**
    * Tool calls per guest IP per UTC day; 0 means every call needs a key.
    *
-   * @default 250
+   * @default - the `guestDailyLimit` setting's default (`lambdas/config/settings.ts`)
    */
   readonly guestDailyLimit?: number;
 

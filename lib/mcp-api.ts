@@ -167,7 +167,20 @@ export class McpApi extends Construct {
     const site = new apigateway.LambdaIntegration(props.siteFunction, { allowTestInvoke: false });
     for (const path of PUBLIC_DOC_PATHS) this.api.root.addResource(path.slice(1)).addMethod('GET', site);
 
-    this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
+    this.webAcl = this.perIpRateLimitAcl(perIpRateLimit);
+    const association = new wafv2.CfnWebACLAssociation(this, 'WebAclAssociation', {
+      resourceArn: this.stage.stageArn,
+      webAclArn: this.webAcl.attrArn,
+    });
+    // The stage ARN is built from names, so CloudFormation would not order these by itself.
+    association.node.addDependency(this.stage);
+
+    this.acknowledgeNagFindings(props.cloudWatchRole ?? true);
+  }
+
+  /** A WAF web ACL that answers 429 to an IP over its request budget. */
+  private perIpRateLimitAcl(perIpRateLimit: number): wafv2.CfnWebACL {
+    return new wafv2.CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
       description: 'chatctx API: per-IP rate limit',
       defaultAction: { allow: {} },
@@ -190,13 +203,10 @@ export class McpApi extends Construct {
         },
       ],
     });
-    const association = new wafv2.CfnWebACLAssociation(this, 'WebAclAssociation', {
-      resourceArn: this.stage.stageArn,
-      webAclArn: this.webAcl.attrArn,
-    });
-    // The stage ARN is built from names, so CloudFormation would not order these by itself.
-    association.node.addDependency(this.stage);
+  }
 
+  /** The cdk-nag findings this API accepts, each with its reason. */
+  private acknowledgeNagFindings(cloudWatchRole: boolean): void {
     Validations.of(this.api).acknowledge(
       {
         id: 'AwsSolutions::AwsSolutions-APIG2',
@@ -216,7 +226,7 @@ export class McpApi extends Construct {
         reason: 'There are no Cognito users: callers are agents with bearer API keys or guests, checked in the gateway function.',
       },
     );
-    if (props.cloudWatchRole ?? true) {
+    if (cloudWatchRole) {
       Validations.of(this.api).acknowledge({
         id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         reason:

@@ -23,9 +23,10 @@ import { copyFilesAfterBundling } from './bundling.ts';
 import { DATABASE_ROLES, type Database, type DatabaseRolePurpose } from './database.ts';
 import { ChatctxFunction } from './lambda-function.ts';
 import type { QuotaTable } from './quota-table.ts';
+import { SETTINGS, TITAN_EMBED_TEXT_V2, settingDefault } from '../lambdas/config/settings.ts';
 
-/** The Bedrock model that embeds queries and records (512 dimensions). */
-export const EMBEDDING_MODEL_ID = 'amazon.titan-embed-text-v2:0';
+/** The variable name of a setting the functions read (`lambdas/config/settings.ts`). */
+const env = (name: keyof typeof SETTINGS) => SETTINGS[name].env;
 
 /** The handler source of each function, relative to the project root. */
 export const FUNCTION_ENTRIES = {
@@ -61,7 +62,7 @@ export interface McpFunctionsProps {
   /**
    * Tool calls per guest IP per UTC day; 0 means every call needs a key.
    *
-   * @default 250
+   * @default - the `guestDailyLimit` setting's default (`lambdas/config/settings.ts`)
    */
   readonly guestDailyLimit?: number;
 
@@ -92,140 +93,120 @@ export class McpFunctions extends Construct {
 
   constructor(scope: Construct, id: string, props: McpFunctionsProps) {
     super(scope, id);
-    const guestDailyLimit = props.guestDailyLimit ?? 250;
+    const guestDailyLimit = props.guestDailyLimit ?? settingDefault('guestDailyLimit');
     const allowedOrigins = props.allowedOrigins ?? [];
     validate(guestDailyLimit, allowedOrigins);
-
-    const { database, pepperSecret } = props;
-    const dbEnvironment = (secret: secretsmanager.ISecret) => ({
-      DB_CLUSTER_ARN: database.cluster.clusterArn,
-      DB_SECRET_ARN: secret.secretArn,
-      DB_NAME: database.databaseName,
-    });
-    const embeddingEnvironment = { EMBEDDINGS_PROVIDER: 'bedrock', BEDROCK_MODEL_ID: EMBEDDING_MODEL_ID };
-    const embeddingModelArn = Stack.of(this).formatArn({
-      service: 'bedrock',
-      account: '',
-      resource: 'foundation-model',
-      resourceName: EMBEDDING_MODEL_ID,
-      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
-    });
-    const grantEmbeddings = (fn: ChatctxFunction) =>
-      fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: [embeddingModelArn] }));
-    const grantDatabaseAs = (fn: ChatctxFunction, secret: secretsmanager.ISecret) => {
-      database.grantDataApi(fn.role);
-      secret.grantRead(fn.role);
-    };
-    const roleSecret = (purpose: DatabaseRolePurpose) => database.roleSecrets[purpose];
+    const grants = new Grants(this, props);
 
     // Tools. Their timeouts stay below the gateway's so the gateway can answer.
-    this.searchKnowledge = new ChatctxFunction(this, 'SearchKnowledge', {
-      entry: FUNCTION_ENTRIES.searchKnowledge,
-      description: 'chatctx tool search_knowledge',
-      memorySize: 1024,
-      timeout: Duration.seconds(20),
-      environment: {
-        ...dbEnvironment(roleSecret('search')),
-        PEPPER_SECRET_ARN: pepperSecret.secretArn,
-        ...embeddingEnvironment,
-      },
-    });
-    grantDatabaseAs(this.searchKnowledge, roleSecret('search'));
-    pepperSecret.grantRead(this.searchKnowledge.role);
-    grantEmbeddings(this.searchKnowledge);
-
-    this.getGuidance = new ChatctxFunction(this, 'GetGuidance', {
-      entry: FUNCTION_ENTRIES.getGuidance,
-      description: 'chatctx tool get_guidance',
-      timeout: Duration.seconds(20),
-      environment: dbEnvironment(roleSecret('reader')),
-    });
-    grantDatabaseAs(this.getGuidance, roleSecret('reader'));
-
-    this.submitFeedback = new ChatctxFunction(this, 'SubmitFeedback', {
-      entry: FUNCTION_ENTRIES.submitFeedback,
-      description: 'chatctx tool submit_feedback',
-      timeout: Duration.seconds(20),
-      environment: dbEnvironment(roleSecret('feedback')),
-    });
-    grantDatabaseAs(this.submitFeedback, roleSecret('feedback'));
-
-    const tools = [this.searchKnowledge, this.getGuidance, this.submitFeedback];
-
-    // API Gateway gives up after 29 s; the gateway answers before that.
-    this.gateway = new ChatctxFunction(this, 'Gateway', {
-      entry: FUNCTION_ENTRIES.gateway,
-      description: 'chatctx MCP gateway (/mcp)',
-      memorySize: 1024,
-      timeout: Duration.seconds(28),
-      environment: {
-        ...dbEnvironment(roleSecret('gateway')),
-        QUOTA_TABLE_NAME: props.quotaTable.table.tableName,
-        PEPPER_SECRET_ARN: pepperSecret.secretArn,
-        TOOL_FUNCTION_SEARCH_KNOWLEDGE: this.searchKnowledge.function.functionName,
-        TOOL_FUNCTION_GET_GUIDANCE: this.getGuidance.function.functionName,
-        TOOL_FUNCTION_SUBMIT_FEEDBACK: this.submitFeedback.function.functionName,
-        GUEST_DAILY_LIMIT: String(guestDailyLimit),
-        // API Gateway only routes requests for its own host names to the function.
-        ALLOWED_HOSTS: '*',
-        ALLOWED_ORIGINS: allowedOrigins.join(','),
-      },
-    });
-    grantDatabaseAs(this.gateway, roleSecret('gateway'));
-    pepperSecret.grantRead(this.gateway.role);
-    props.quotaTable.grantCounterAccess(this.gateway.role);
-    // Unqualified function ARNs only (no `:*`): the gateway invokes $LATEST by name.
-    this.gateway.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['lambda:InvokeFunction'],
-        resources: tools.map((tool) => tool.function.functionArn),
-      }),
-    );
-
-    this.admin = new ChatctxFunction(this, 'Admin', {
-      entry: FUNCTION_ENTRIES.admin,
-      description: 'chatctx owner operations (IAM invoke only)',
-      memorySize: 1024,
-      timeout: Duration.minutes(15),
-      environment: {
-        ...dbEnvironment(database.masterSecret),
-        PEPPER_SECRET_ARN: pepperSecret.secretArn,
-        ...embeddingEnvironment,
-      },
-    });
-    grantDatabaseAs(this.admin, database.masterSecret);
-    pepperSecret.grantRead(this.admin.role);
-    grantEmbeddings(this.admin);
-
-    this.migrate = new ChatctxFunction(this, 'Migrate', {
-      entry: FUNCTION_ENTRIES.migrate,
-      description: 'chatctx schema migrations and database roles (run on deploy)',
-      // A paused cluster takes a few seconds to resume before the first statement.
-      timeout: Duration.minutes(5),
-      environment: {
-        ...dbEnvironment(database.masterSecret),
-        ROLE_SECRET_ARNS: Stack.of(this).toJsonString(
-          Object.fromEntries(
-            (Object.keys(DATABASE_ROLES) as DatabaseRolePurpose[]).map((purpose) => [
-              DATABASE_ROLES[purpose],
-              roleSecret(purpose).secretArn,
-            ]),
-          ),
-        ),
-      },
-      commandHooks: BUNDLED_FILES.migrate,
-    });
-    grantDatabaseAs(this.migrate, database.masterSecret);
-    for (const purpose of Object.keys(DATABASE_ROLES) as DatabaseRolePurpose[]) roleSecret(purpose).grantRead(this.migrate.role);
-
+    this.searchKnowledge = this.searchKnowledgeFunction(grants);
+    this.getGuidance = this.toolFunction(grants, 'GetGuidance', 'get_guidance', FUNCTION_ENTRIES.getGuidance, 'reader');
+    this.submitFeedback = this.toolFunction(grants, 'SubmitFeedback', 'submit_feedback', FUNCTION_ENTRIES.submitFeedback, 'feedback');
+    this.gateway = this.gatewayFunction(grants, props, guestDailyLimit, allowedOrigins);
+    this.admin = this.adminFunction(grants);
+    this.migrate = this.migrateFunction(grants);
     this.site = new ChatctxFunction(this, 'Site', {
       entry: FUNCTION_ENTRIES.site,
       description: 'chatctx public documentation files',
       memorySize: 256,
       timeout: Duration.seconds(5),
-      environment: { GUEST_DAILY_LIMIT: String(guestDailyLimit) },
+      environment: { [env('guestDailyLimit')]: String(guestDailyLimit) },
       commandHooks: BUNDLED_FILES.site,
     });
+  }
+
+  private searchKnowledgeFunction(grants: Grants): ChatctxFunction {
+    const fn = new ChatctxFunction(this, 'SearchKnowledge', {
+      entry: FUNCTION_ENTRIES.searchKnowledge,
+      description: 'chatctx tool search_knowledge',
+      memorySize: 1024,
+      timeout: Duration.seconds(20),
+      environment: { ...grants.databaseEnvironment('search'), [env('pepperSecretArn')]: grants.pepperSecret.secretArn, ...EMBEDDING_ENVIRONMENT },
+    });
+    grants.databaseAs(fn, 'search');
+    grants.pepperSecret.grantRead(fn.role);
+    grants.embeddings(fn);
+    return fn;
+  }
+
+  /** A tool that needs nothing but its own database role. */
+  private toolFunction(grants: Grants, id: string, tool: string, entry: string, purpose: DatabaseRolePurpose): ChatctxFunction {
+    const fn = new ChatctxFunction(this, id, {
+      entry,
+      description: `chatctx tool ${tool}`,
+      timeout: Duration.seconds(20),
+      environment: grants.databaseEnvironment(purpose),
+    });
+    grants.databaseAs(fn, purpose);
+    return fn;
+  }
+
+  private gatewayFunction(grants: Grants, props: McpFunctionsProps, guestDailyLimit: number, allowedOrigins: readonly string[]): ChatctxFunction {
+    const tools = [this.searchKnowledge, this.getGuidance, this.submitFeedback];
+    // API Gateway gives up after 29 s; the gateway answers before that.
+    const fn = new ChatctxFunction(this, 'Gateway', {
+      entry: FUNCTION_ENTRIES.gateway,
+      description: 'chatctx MCP gateway (/mcp)',
+      memorySize: 1024,
+      timeout: Duration.seconds(28),
+      environment: {
+        ...grants.databaseEnvironment('gateway'),
+        [env('quotaTableName')]: props.quotaTable.table.tableName,
+        [env('pepperSecretArn')]: grants.pepperSecret.secretArn,
+        [env('searchKnowledgeFunction')]: this.searchKnowledge.function.functionName,
+        [env('getGuidanceFunction')]: this.getGuidance.function.functionName,
+        [env('submitFeedbackFunction')]: this.submitFeedback.function.functionName,
+        [env('guestDailyLimit')]: String(guestDailyLimit),
+        // API Gateway only routes requests for its own host names to the function.
+        [env('allowedHosts')]: '*',
+        [env('allowedOrigins')]: allowedOrigins.join(','),
+      },
+    });
+    grants.databaseAs(fn, 'gateway');
+    grants.pepperSecret.grantRead(fn.role);
+    props.quotaTable.grantCounterAccess(fn.role);
+    // Unqualified function ARNs only (no `:*`): the gateway invokes $LATEST by name.
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: tools.map((tool) => tool.function.functionArn),
+      }),
+    );
+    return fn;
+  }
+
+  private adminFunction(grants: Grants): ChatctxFunction {
+    const fn = new ChatctxFunction(this, 'Admin', {
+      entry: FUNCTION_ENTRIES.admin,
+      description: 'chatctx owner operations (IAM invoke only)',
+      memorySize: 1024,
+      timeout: Duration.minutes(15),
+      environment: { ...grants.databaseEnvironment('master'), [env('pepperSecretArn')]: grants.pepperSecret.secretArn, ...EMBEDDING_ENVIRONMENT },
+    });
+    grants.databaseAs(fn, 'master');
+    grants.pepperSecret.grantRead(fn.role);
+    grants.embeddings(fn);
+    return fn;
+  }
+
+  private migrateFunction(grants: Grants): ChatctxFunction {
+    const purposes = Object.keys(DATABASE_ROLES) as DatabaseRolePurpose[];
+    const fn = new ChatctxFunction(this, 'Migrate', {
+      entry: FUNCTION_ENTRIES.migrate,
+      description: 'chatctx schema migrations and database roles (run on deploy)',
+      // A paused cluster takes a few seconds to resume before the first statement.
+      timeout: Duration.minutes(5),
+      environment: {
+        ...grants.databaseEnvironment('master'),
+        [env('roleSecretArns')]: Stack.of(this).toJsonString(
+          Object.fromEntries(purposes.map((purpose) => [DATABASE_ROLES[purpose], grants.secret(purpose).secretArn])),
+        ),
+      },
+      commandHooks: BUNDLED_FILES.migrate,
+    });
+    grants.databaseAs(fn, 'master');
+    for (const purpose of purposes) grants.secret(purpose).grantRead(fn.role);
+    return fn;
   }
 
   /** Every function, by its id. */
@@ -252,3 +233,52 @@ function validate(guestDailyLimit: number, allowedOrigins: readonly string[]): v
     }
   }
 }
+
+/** Bedrock embeddings for queries and records, as the search and admin functions use them. */
+const EMBEDDING_ENVIRONMENT = { [env('embeddings')]: 'bedrock', [env('bedrockModelId')]: TITAN_EMBED_TEXT_V2 };
+
+/** The database secret a function connects with: one of the role secrets, or the master's. */
+type SecretPurpose = DatabaseRolePurpose | 'master';
+
+/** How the functions get at the database, the pepper and Bedrock: environment and grants in one place. */
+class Grants {
+  readonly pepperSecret: secretsmanager.ISecret;
+  private readonly database: Database;
+  private readonly embeddingModelArn: string;
+
+  constructor(scope: Construct, props: McpFunctionsProps) {
+    this.database = props.database;
+    this.pepperSecret = props.pepperSecret;
+    this.embeddingModelArn = Stack.of(scope).formatArn({
+      service: 'bedrock',
+      account: '',
+      resource: 'foundation-model',
+      resourceName: TITAN_EMBED_TEXT_V2,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+  }
+
+  secret(purpose: SecretPurpose): secretsmanager.ISecret {
+    return purpose === 'master' ? this.database.masterSecret : this.database.roleSecrets[purpose];
+  }
+
+  /** The Data API settings for connecting as `purpose`'s role. */
+  databaseEnvironment(purpose: SecretPurpose): Record<string, string> {
+    return {
+      [env('dbClusterArn')]: this.database.cluster.clusterArn,
+      [env('dbSecretArn')]: this.secret(purpose).secretArn,
+      [env('dbName')]: this.database.databaseName,
+    };
+  }
+
+  /** Data API statements on the cluster, and reading that role's secret only. */
+  databaseAs(fn: ChatctxFunction, purpose: SecretPurpose): void {
+    this.database.grantDataApi(fn.role);
+    this.secret(purpose).grantRead(fn.role);
+  }
+
+  embeddings(fn: ChatctxFunction): void {
+    fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: [this.embeddingModelArn] }));
+  }
+}
+

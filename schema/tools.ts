@@ -262,14 +262,20 @@ export function inputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
   return schema;
 }
 
-/** Stable error codes of tool results and admin commands. */
-export const ERROR_CODES = ['validation_error', 'not_found', 'unauthorized', 'forbidden', 'rate_limited', 'conflict', 'internal'] as const;
-export type ErrorCode = (typeof ERROR_CODES)[number];
+/**
+ * The error codes a tool result can carry, and the only ones published (tool
+ * output schemas, `api.json`, the docs). A tool fails on its arguments
+ * (`validation_error`) or on something outside the caller's control (`internal`);
+ * unknown identifiers are answered (`missing`, `no_match`), not failed, and
+ * authentication and quota are refused by HTTP status before any tool runs.
+ */
+export const TOOL_ERROR_CODES = ['validation_error', 'internal'] as const;
+export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number];
 
 /** The structured content of every failed call (`isError: true`). */
 export const toolErrorOutput = z.object({
   error: z.object({
-    code: z.enum(ERROR_CODES),
+    code: z.enum(TOOL_ERROR_CODES),
     message: z.string(),
     details: z.record(z.string(), z.unknown()),
   }),

@@ -21,10 +21,10 @@ import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { embedRecords, recordsToEmbed, type EmbedProgress } from '../../lambdas/embeddings/record-embeddings.ts';
 import { rankCandidates, DENSE_WEIGHT, type RankMode } from '../../lambdas/retrieval/rank.ts';
 import { embedQuery } from '../../lambdas/retrieval/query-embedding.ts';
-import { searchKnowledge } from '../../lambdas/retrieval/search-service.ts';
+import { searchKnowledge, type SearchDeps } from '../../lambdas/retrieval/search-service.ts';
 import { searchKnowledgeInput } from '../../schema/tools.ts';
 import { silentLogger } from '../../lambdas/observability/logger.ts';
-import { loadBeirDataset, type BeirDoc } from './beir.ts';
+import { loadBeirDataset, type BeirDataset, type BeirDoc, type BeirQuery } from './beir.ts';
 import { evaluateRun, percentile, splitByQueryId, type RunMetrics } from './metrics.ts';
 import { Bm25Reference } from './bm25-reference.ts';
 
@@ -108,185 +108,233 @@ function recordToDoc(record: RecordFile): BeirDoc {
   return { id: record.slug, title: record.title, text: [record.summary, record.recommendation, record.rationale].filter(Boolean).join(' ') };
 }
 
-function report(run: Map<string, string[]>, qrels: Parameters<typeof evaluateRun>[1], ids: string[], latencies: number[]): ModeReport {
+function report(run: Map<string, string[]>, qrels: Qrels, ids: string[], latencies: number[]): ModeReport {
   return { ...evaluateRun(run, qrels, ids), latency_ms_p50: percentile(latencies, 50), latency_ms_p95: percentile(latencies, 95) };
 }
 
+type Timed = <T>(name: string, work: () => Promise<T>) => Promise<T>;
+type Qrels = BeirDataset['qrels'];
+
+/** Everything the phases of one evaluation share. */
+interface EvalContext {
+  readonly options: EvalOptions;
+  readonly sql: PgliteSql;
+  readonly dataset: BeirDataset;
+  readonly queries: readonly BeirQuery[];
+  /** Record id → BEIR doc id. */
+  readonly docOf: ReadonlyMap<string, string>;
+  /** Record slug → BEIR doc id. */
+  readonly docIdOfSlug: ReadonlyMap<string, string>;
+  readonly deps: SearchDeps;
+  readonly timed: Timed;
+}
+
+interface RankedRuns {
+  readonly runs: Map<ModeName, Map<string, string[]>>;
+  readonly latencies: Map<ModeName, number[]>;
+  /** The query embedding each query got (for the weight sweep). */
+  readonly vectors: Map<string, Float32Array | undefined>;
+}
+
 export async function runEvaluation(options: EvalOptions): Promise<EvalReport> {
-  const { log } = options;
   const timings: Record<string, number> = {};
-  const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+  const timed: Timed = async (name, work) => {
     const t = performance.now();
     const result = await work();
     timings[name] = Math.round((performance.now() - t) / 100) / 10;
-    log(`${name}: ${timings[name]} s`);
+    options.log(`${name}: ${timings[name]} s`);
     return result;
   };
-
-  // Corpus as records: either the dataset's BEIR documents or guidance records.
-  const guidance = options.recordsDir ? await readRecordFiles(options.recordsDir) : undefined;
-  const dataset = await timed('load dataset', () =>
-    loadBeirDataset(options.datasetDir, guidance ? { corpus: guidance.map(recordToDoc) } : {}),
-  );
-  const used = new Set<string>();
-  const records = guidance ?? dataset.corpus.map((doc) => beirDocToRecord(doc, slugFor(doc.id, used)));
-  const docIdOfSlug = new Map(records.map((r, i) => [r.slug, guidance ? r.slug : dataset.corpus[i]!.id]));
-  const queries = options.queries ? dataset.queries.slice(0, options.queries) : dataset.queries;
-  log(`${dataset.name}: ${records.length} documents, ${queries.length} queries, ${cpus().length} cores`);
-
+  const corpus = await loadCorpus(options, timed);
   const sql = await PgliteSql.open();
   try {
-    await migrate(sql);
-    await timed('import', async () => {
-      const tick = options.progress?.('import');
-      for (let start = 0; start < records.length; start += 500) {
-        await importRecords(sql, records.slice(start, start + 500), { approve: true });
-        tick?.({ done: Math.min(records.length, start + 500), total: records.length });
-      }
-    });
-    const docOf = new Map(
-      (await sql.query<{ id: string; slug: string }>('SELECT id::text AS id, slug FROM records')).map((r) => [r.id, docIdOfSlug.get(r.slug)!]),
-    );
+    const { docOf, passages } = await loadStore(sql, corpus, options, timed);
+    const pepper = randomBytes(32);
+    const deps: SearchDeps = { sql, secrets: { pepper: async () => pepper }, embedder: options.embedder, logger: silentLogger, embedTimeoutMs: 10_000 };
+    const ctx: EvalContext = { options, sql, dataset: corpus.dataset, queries: corpus.queries, docOf, docIdOfSlug: corpus.docIdOfSlug, deps, timed };
 
-    const embedder = options.embedder;
-    if (embedder) {
-      await timed('embed documents', async () => {
-        // Bulk load: building the HNSW index once after the inserts is faster than
-        // growing it row by row. The index is recreated from its own definition.
-        const [index] = await sql.query<{ indexdef: string }>(
-          "SELECT indexdef FROM pg_indexes WHERE indexname = 'record_passages_embedding_idx'",
-        );
-        if (index) await sql.query('DROP INDEX record_passages_embedding_idx');
-        const stale = await recordsToEmbed(sql, embedder.model);
-        await embedRecords(sql, embedder, stale, { batchSize: 64, onProgress: options.progress?.('embed') });
-        if (index) await sql.query(index.indexdef);
-      });
-    }
-    // As the local server does at start: PGlite never refreshes planner statistics itself.
-    await sql.query('ANALYZE');
-    const [{ passages }] = (await sql.query<{ passages: number }>('SELECT count(*)::int AS passages FROM record_passages')) as [{ passages: number }];
+    const ranked = await rankQueries(ctx);
+    const reference = await timed('bm25 reference', async () => referenceRun(corpus.dataset, corpus.queries));
+    ranked.runs.set('bm25', reference.run);
+    ranked.latencies.set('bm25', reference.times);
+    const tool = await timed('tool path', () => toolPath(ctx));
 
-    const pepperBytes = randomBytes(32);
-    const deps = { sql, pepper: async () => pepperBytes, embedder, logger: silentLogger, embedTimeoutMs: 10_000 };
-    // Hybrid first: its latency includes embedding the query on a cache miss; vector
-    // mode then finds the query's embedding in the cache.
-    const modes: RankMode[] = embedder ? ['hybrid', 'keyword', 'vector'] : ['keyword'];
-    const runs = new Map<ModeName, Map<string, string[]>>(modes.map((m) => [m, new Map()]));
-    const latencies = new Map<ModeName, number[]>(modes.map((m) => [m, []]));
-    const vectors = new Map<string, Float32Array | undefined>();
-
-    // Quality and ranking latency: every query through rankCandidates, per mode.
-    // Latency is the ranking call plus, for hybrid and vector, getting the query embedding.
-    await timed('queries', async () => {
-      const tick = options.progress?.('queries');
-      for (const [i, query] of queries.entries()) {
-        for (const mode of modes) {
-          const t = performance.now();
-          let vector: Float32Array | undefined;
-          if (mode !== 'keyword') {
-            vector = (await embedQuery(deps, query.text)).vector;
-            vectors.set(query.id, vector);
-          }
-          const ranked = await rankCandidates(sql, query.text, vector, { mode, filter: {}, pool: POOL });
-          latencies.get(mode)!.push(performance.now() - t);
-          runs.get(mode)!.set(query.id, ranked.candidates.map((c) => docOf.get(c.id)!));
-        }
-        tick?.({ done: i + 1, total: queries.length });
-      }
-    });
-
-    // Reference: an independent BM25 (wink-bm25-text-search) over the same documents.
-    const reference = await timed('bm25 reference', async () => {
-      const index = new Bm25Reference(dataset.corpus);
-      const run = new Map<string, string[]>();
-      const times: number[] = [];
-      for (const query of queries) {
-        const t = performance.now();
-        run.set(query.id, index.search(query.text, POOL));
-        times.push(performance.now() - t);
-      }
-      return { run, times };
-    });
-    runs.set('bm25', reference.run);
-    latencies.set('bm25', reference.times);
-
-    // The full tool path: with the embedder twice per query (a cache miss, then a
-    // hit) and once without it, scoring what the agent would actually be shown.
-    let toolLatency: EvalReport['tool_latency_ms'];
-    const toolAnswers: EvalReport['tool_answers'] = {};
-    await timed('tool path', async () => {
-      await sql.query('DELETE FROM embedding_cache');
-      const miss: number[] = [];
-      const hit: number[] = [];
-      const tally = { hybrid: { top1: 0, any: 0, none: 0 }, keyword_fallback: { top1: 0, any: 0, none: 0 } };
-      const score = (bucket: { top1: number; any: number; none: number }, qid: string, slugs: string[]) => {
-        const relevant = dataset.qrels.get(qid) ?? new Map<string, number>();
-        const docs = slugs.map((s) => docIdOfSlug.get(s)!);
-        if (docs.length === 0) bucket.none += 1;
-        if ((relevant.get(docs[0]!) ?? 0) > 0) bucket.top1 += 1;
-        if (docs.some((d) => (relevant.get(d) ?? 0) > 0)) bucket.any += 1;
-      };
-      for (const query of queries) {
-        const input = searchKnowledgeInput.parse({ query: query.text.slice(0, 2000).padEnd(2, '?') });
-        if (embedder) {
-          for (const bucket of [miss, hit]) {
-            const t = performance.now();
-            const out = await searchKnowledge(deps, input);
-            bucket.push(performance.now() - t);
-            if (bucket === miss) score(tally.hybrid, query.id, out.results.map((r) => r.slug));
-          }
-        }
-        const lexical = await searchKnowledge({ ...deps, embedder: undefined }, input);
-        score(tally.keyword_fallback, query.id, lexical.results.map((r) => r.slug));
-      }
-      const n = queries.length || 1;
-      for (const key of embedder ? (['hybrid', 'keyword_fallback'] as const) : (['keyword_fallback'] as const)) {
-        toolAnswers[key] = { top1_relevant: tally[key].top1 / n, any_relevant: tally[key].any / n, no_match: tally[key].none / n };
-      }
-      if (embedder) toolLatency = { cache_miss_p50: percentile(miss, 50), cache_hit_p50: percentile(hit, 50), cache_miss_p95: percentile(miss, 95) };
-    });
-
-    const qrels = dataset.qrels;
-    const halves = splitByQueryId(queries.map((q) => q.id));
     const out: EvalReport = {
-      dataset: dataset.name,
+      dataset: corpus.dataset.name,
       cores: cpus().length,
-      documents: records.length,
-      queries: queries.length,
+      documents: corpus.records.length,
+      queries: corpus.queries.length,
       passages,
       dense_weight: DENSE_WEIGHT,
-      modes: {},
-      halves: { tune: {}, test: {} },
-      tool_latency_ms: toolLatency,
-      tool_answers: toolAnswers,
+      ...scoreRuns(ranked, corpus.dataset.qrels, corpus.queries),
+      tool_latency_ms: tool.latency,
+      tool_answers: tool.answers,
       timings_s: timings,
     };
-    for (const [mode, run] of runs) {
-      out.modes[mode] = report(run, qrels, queries.map((q) => q.id), latencies.get(mode)!);
-      out.halves.tune[mode] = evaluateRun(run, qrels, halves.tune).ndcg_at_10;
-      out.halves.test[mode] = evaluateRun(run, qrels, halves.test).ndcg_at_10;
-    }
-
-    if (embedder && options.sweep && options.sweep.length > 0) {
-      out.sweep = [];
-      for (const weight of options.sweep) {
-        const run = new Map<string, string[]>();
-        for (const query of queries) {
-          const ranked = await rankCandidates(sql, query.text, vectors.get(query.id), { mode: 'hybrid', filter: {}, pool: POOL, denseWeight: weight });
-          run.set(query.id, ranked.candidates.map((c) => docOf.get(c.id)!));
-        }
-        out.sweep.push({
-          dense_weight: weight,
-          tune_ndcg_at_10: evaluateRun(run, qrels, halves.tune).ndcg_at_10,
-          test_ndcg_at_10: evaluateRun(run, qrels, halves.test).ndcg_at_10,
-        });
-        log(`sweep dense weight ${weight}: tune ${out.sweep.at(-1)!.tune_ndcg_at_10.toFixed(4)}`);
-      }
-    }
+    if (options.embedder && options.sweep && options.sweep.length > 0) out.sweep = await sweepWeights(ctx, ranked.vectors, options.sweep);
     return out;
   } finally {
     await sql.close();
   }
+}
+
+/** The dataset, and its documents as records: the BEIR corpus, or guidance records with their own qrels. */
+async function loadCorpus(options: EvalOptions, timed: Timed) {
+  const guidance = options.recordsDir ? await readRecordFiles(options.recordsDir) : undefined;
+  const dataset = await timed('load dataset', () => loadBeirDataset(options.datasetDir, guidance ? { corpus: guidance.map(recordToDoc) } : {}));
+  const used = new Set<string>();
+  const records = guidance ?? dataset.corpus.map((doc) => beirDocToRecord(doc, slugFor(doc.id, used)));
+  const docIdOfSlug = new Map(records.map((r, i) => [r.slug, guidance ? r.slug : dataset.corpus[i]!.id]));
+  const queries = options.queries ? dataset.queries.slice(0, options.queries) : dataset.queries;
+  options.log(`${dataset.name}: ${records.length} documents, ${queries.length} queries, ${cpus().length} cores`);
+  return { dataset, records, docIdOfSlug, queries };
+}
+
+/** Imports and embeds the corpus through the service's own code, then refreshes planner statistics. */
+async function loadStore(sql: PgliteSql, corpus: Awaited<ReturnType<typeof loadCorpus>>, options: EvalOptions, timed: Timed) {
+  await migrate(sql);
+  const { records } = corpus;
+  await timed('import', async () => {
+    const tick = options.progress?.('import');
+    for (let start = 0; start < records.length; start += 500) {
+      await importRecords(sql, records.slice(start, start + 500), { approve: true });
+      tick?.({ done: Math.min(records.length, start + 500), total: records.length });
+    }
+  });
+  const rows = await sql.query<{ id: string; slug: string }>('SELECT id::text AS id, slug FROM records');
+  const docOf = new Map(rows.map((r) => [r.id, corpus.docIdOfSlug.get(r.slug)!]));
+  const embedder = options.embedder;
+  if (embedder) {
+    await timed('embed documents', async () => {
+      // Bulk load: building the HNSW index once after the inserts is faster than
+      // growing it row by row. The index is recreated from its own definition.
+      const [index] = await sql.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'record_passages_embedding_idx'");
+      if (index) await sql.query('DROP INDEX record_passages_embedding_idx');
+      const stale = await recordsToEmbed(sql, embedder.model);
+      await embedRecords(sql, embedder, stale, { batchSize: 64, onProgress: options.progress?.('embed') });
+      if (index) await sql.query(index.indexdef);
+    });
+  }
+  // As the local server does at start: PGlite never refreshes planner statistics itself.
+  await sql.query('ANALYZE');
+  const [count] = await sql.query<{ passages: number }>('SELECT count(*)::int AS passages FROM record_passages');
+  return { docOf, passages: count!.passages };
+}
+
+/**
+ * Quality and ranking latency: every query through `rankCandidates`, per mode.
+ * Latency is the ranking call plus, for hybrid and vector, getting the query
+ * embedding. Hybrid runs first, so its latency includes embedding the query on a
+ * cache miss; vector mode then finds the embedding in the cache.
+ */
+async function rankQueries(ctx: EvalContext): Promise<RankedRuns> {
+  const modes: RankMode[] = ctx.deps.embedder ? ['hybrid', 'keyword', 'vector'] : ['keyword'];
+  const runs = new Map<ModeName, Map<string, string[]>>(modes.map((m) => [m, new Map()]));
+  const latencies = new Map<ModeName, number[]>(modes.map((m) => [m, []]));
+  const vectors = new Map<string, Float32Array | undefined>();
+  await ctx.timed('queries', async () => {
+    const tick = ctx.options.progress?.('queries');
+    for (const [i, query] of ctx.queries.entries()) {
+      for (const mode of modes) {
+        const t = performance.now();
+        let vector: Float32Array | undefined;
+        if (mode !== 'keyword') {
+          vector = (await embedQuery(ctx.deps, query.text)).vector;
+          vectors.set(query.id, vector);
+        }
+        const ranked = await rankCandidates(ctx.sql, query.text, vector, { mode, filter: {}, pool: POOL });
+        latencies.get(mode)!.push(performance.now() - t);
+        runs.get(mode)!.set(query.id, ranked.candidates.map((c) => ctx.docOf.get(c.id)!));
+      }
+      tick?.({ done: i + 1, total: ctx.queries.length });
+    }
+  });
+  return { runs, latencies, vectors };
+}
+
+/** An independent BM25 (wink-bm25-text-search) over the same documents. */
+function referenceRun(dataset: BeirDataset, queries: readonly BeirQuery[]) {
+  const index = new Bm25Reference(dataset.corpus);
+  const run = new Map<string, string[]>();
+  const times: number[] = [];
+  for (const query of queries) {
+    const t = performance.now();
+    run.set(query.id, index.search(query.text, POOL));
+    times.push(performance.now() - t);
+  }
+  return { run, times };
+}
+
+/**
+ * The full tool path: with the embedder twice per query (a cache miss, then a
+ * hit) and once without it, scoring what the agent would actually be shown.
+ */
+async function toolPath(ctx: EvalContext): Promise<{ latency: EvalReport['tool_latency_ms']; answers: EvalReport['tool_answers'] }> {
+  const embedder = ctx.deps.embedder;
+  await ctx.sql.query('DELETE FROM embedding_cache');
+  const miss: number[] = [];
+  const hit: number[] = [];
+  const tally = { hybrid: { top1: 0, any: 0, none: 0 }, keyword_fallback: { top1: 0, any: 0, none: 0 } };
+  const score = (bucket: { top1: number; any: number; none: number }, qid: string, slugs: string[]) => {
+    const relevant = ctx.dataset.qrels.get(qid) ?? new Map<string, number>();
+    const docs = slugs.map((s) => ctx.docIdOfSlug.get(s)!);
+    if (docs.length === 0) bucket.none += 1;
+    if ((relevant.get(docs[0]!) ?? 0) > 0) bucket.top1 += 1;
+    if (docs.some((d) => (relevant.get(d) ?? 0) > 0)) bucket.any += 1;
+  };
+  for (const query of ctx.queries) {
+    const input = searchKnowledgeInput.parse({ query: query.text.slice(0, 2000).padEnd(2, '?') });
+    if (embedder) {
+      for (const bucket of [miss, hit]) {
+        const t = performance.now();
+        const out = await searchKnowledge(ctx.deps, input);
+        bucket.push(performance.now() - t);
+        if (bucket === miss) score(tally.hybrid, query.id, out.results.map((r) => r.slug));
+      }
+    }
+    const lexical = await searchKnowledge({ ...ctx.deps, embedder: undefined }, input);
+    score(tally.keyword_fallback, query.id, lexical.results.map((r) => r.slug));
+  }
+  const n = ctx.queries.length || 1;
+  const answers: EvalReport['tool_answers'] = {};
+  for (const key of embedder ? (['hybrid', 'keyword_fallback'] as const) : (['keyword_fallback'] as const)) {
+    answers[key] = { top1_relevant: tally[key].top1 / n, any_relevant: tally[key].any / n, no_match: tally[key].none / n };
+  }
+  const latency = embedder ? { cache_miss_p50: percentile(miss, 50), cache_hit_p50: percentile(hit, 50), cache_miss_p95: percentile(miss, 95) } : undefined;
+  return { latency, answers };
+}
+
+/** Every mode's metrics on all queries, and its nDCG@10 on each fixed half. */
+function scoreRuns(ranked: RankedRuns, qrels: Qrels, queries: readonly BeirQuery[]): Pick<EvalReport, 'modes' | 'halves'> {
+  const ids = queries.map((q) => q.id);
+  const halves = splitByQueryId(ids);
+  const out: Pick<EvalReport, 'modes' | 'halves'> = { modes: {}, halves: { tune: {}, test: {} } };
+  for (const [mode, run] of ranked.runs) {
+    out.modes[mode] = report(run, qrels, ids, ranked.latencies.get(mode)!);
+    out.halves.tune[mode] = evaluateRun(run, qrels, halves.tune).ndcg_at_10;
+    out.halves.test[mode] = evaluateRun(run, qrels, halves.test).ndcg_at_10;
+  }
+  return out;
+}
+
+/** nDCG@10 of hybrid ranking at each dense weight, on both halves (choose on tune only). */
+async function sweepWeights(ctx: EvalContext, vectors: ReadonlyMap<string, Float32Array | undefined>, weights: readonly number[]) {
+  const halves = splitByQueryId(ctx.queries.map((q) => q.id));
+  const sweep: NonNullable<EvalReport['sweep']> = [];
+  for (const weight of weights) {
+    const run = new Map<string, string[]>();
+    for (const query of ctx.queries) {
+      const ranked = await rankCandidates(ctx.sql, query.text, vectors.get(query.id), { mode: 'hybrid', filter: {}, pool: POOL, denseWeight: weight });
+      run.set(query.id, ranked.candidates.map((c) => ctx.docOf.get(c.id)!));
+    }
+    sweep.push({
+      dense_weight: weight,
+      tune_ndcg_at_10: evaluateRun(run, ctx.dataset.qrels, halves.tune).ndcg_at_10,
+      test_ndcg_at_10: evaluateRun(run, ctx.dataset.qrels, halves.test).ndcg_at_10,
+    });
+    ctx.options.log(`sweep dense weight ${weight}: tune ${sweep.at(-1)!.tune_ndcg_at_10.toFixed(4)}`);
+  }
+  return sweep;
 }
 
 /** The report as the table the README quotes. */

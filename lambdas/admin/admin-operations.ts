@@ -1,8 +1,9 @@
 /**
  * Owner operations: issue, list and revoke API keys, set a key's daily quota,
- * import guidance records. One validated command in, one JSON result out, so the
- * same operations run from the CLI directly, through the local admin endpoint, and
- * (on AWS) inside the IAM-only admin Lambda.
+ * import, review and embed guidance records, read feedback. One validated command
+ * in, one JSON result out, so the same operations run from the CLI directly,
+ * through the local admin endpoint, and (on AWS) inside the IAM-only admin Lambda.
+ * How results and errors travel is `admin-envelope.ts`.
  */
 import { z } from 'zod';
 import type { Sql } from '../ports/sql.ts';
@@ -10,10 +11,11 @@ import { ValidationError } from '../errors/app-error.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
 import { importRecords, type ImportSummary } from '../records/record-import.ts';
 import type { Embedder } from '../ports/embedder.ts';
+import type { Secrets } from '../ports/secrets.ts';
 import { embedRecords, passagesOf, recordsToEmbed, type EmbedProgress } from '../embeddings/record-embeddings.ts';
-import { estimateBedrockCost } from '../embeddings/bedrock-embedder.ts';
 import { errorKind } from '../observability/logger.ts';
 import { listRecords, setRecordStatus } from '../records/record-review.ts';
+import { RECORD_STATUSES } from '../records/record-schema.ts';
 import { listFeedback } from '../feedback/feedback-repository.ts';
 import { FEEDBACK_CATEGORIES } from '../../schema/tools.ts';
 import { validateRecords } from '../records/record-files.ts';
@@ -35,13 +37,13 @@ export const adminCommand = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('embeddings.backfill'), force: z.boolean().default(false), dry_run: z.boolean().default(false) }),
   z.strictObject({
     op: z.literal('records.list'),
-    status: z.enum(['candidate', 'approved', 'deprecated']).optional(),
+    status: z.enum(RECORD_STATUSES).optional(),
     limit: z.number().int().min(1).max(10_000).default(1000),
   }),
   z.strictObject({
     op: z.literal('records.set_status'),
     ids: z.array(z.string().min(1).max(120)).min(1).max(1000),
-    status: z.enum(['approved', 'deprecated']),
+    status: z.enum(RECORD_STATUSES).exclude(['candidate']),
   }),
   z.strictObject({
     op: z.literal('feedback.list'),
@@ -50,10 +52,17 @@ export const adminCommand = z.discriminatedUnion('op', [
   }),
 ]);
 export type AdminCommand = z.input<typeof adminCommand>;
+export type AdminOp = AdminCommand['op'];
+
+/** The operation a raw command names, for logs: one of the known ops, or `unknown`. */
+export function adminOpOf(command: unknown): AdminOp | 'unknown' {
+  const op = command && typeof command === 'object' ? (command as { op?: unknown }).op : undefined;
+  return adminCommand.options.some((option) => option.shape.op.value === op) ? (op as AdminOp) : 'unknown';
+}
 
 export interface AdminDeps {
   readonly sql: Sql;
-  readonly pepper: () => Promise<Buffer>;
+  readonly secrets: Secrets;
   /** The configured embedding provider; undefined for none. */
   readonly embedder?: Embedder;
   /** Progress of long operations (embedding), for a progress bar. */
@@ -101,7 +110,7 @@ async function backfill(deps: AdminDeps, force: boolean, dryRun: boolean): Promi
     passages: texts.length,
     embedded: 0,
     dry_run: dryRun,
-    estimated_cost_usd: embedder.provider === 'bedrock' ? estimateBedrockCost(texts).usd : undefined,
+    estimated_cost_usd: embedder.estimateCostUsd?.(texts),
   };
   if (dryRun) return result;
   const done = await embedRecords(deps.sql, embedder, stale, { onProgress: deps.onProgress });
@@ -116,7 +125,7 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
     });
   }
   const command = parsed.data;
-  const keys = new KeyRepository(deps.sql, deps.pepper);
+  const keys = new KeyRepository(deps.sql, deps.secrets);
   switch (command.op) {
     case 'keys.create':
       return keys.create(command.name, command.daily_quota);

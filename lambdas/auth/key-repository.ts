@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../ports/sql.ts';
+import type { Secrets } from '../ports/secrets.ts';
 import { NotFoundError } from '../errors/app-error.ts';
 import { hashApiKey } from '../privacy/hashing.ts';
 import { generateApiKey } from './api-keys.ts';
@@ -27,76 +28,48 @@ export interface ActiveKey {
   readonly dailyQuota: number | null;
 }
 
-interface KeyRow {
-  id: string;
-  name: string;
-  daily_quota: number | null;
-  created_at: Date;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-}
-
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
-const toInfo = (r: KeyRow): ApiKeyInfo => ({
-  id: r.id,
-  name: r.name,
-  daily_quota: r.daily_quota,
-  created_at: iso(r.created_at)!,
-  revoked_at: iso(r.revoked_at),
-  last_used_at: iso(r.last_used_at),
-});
+const KEY_COLUMNS = 'id, name, daily_quota, created_at, revoked_at, last_used_at';
 
 export class KeyRepository {
   constructor(
     private readonly sql: Sql,
-    private readonly pepper: () => Promise<Buffer>,
+    private readonly secrets: Secrets,
   ) {}
 
   async create(name: string, dailyQuota: number | null): Promise<CreatedApiKey> {
     const key = generateApiKey();
-    const id = randomUUID();
-    const [row] = await this.sql.query<KeyRow>(
-      `INSERT INTO api_keys (id, name, key_hash, daily_quota) VALUES ($1::uuid, $2, $3, $4)
-       RETURNING id, name, daily_quota, created_at, revoked_at, last_used_at`,
-      [id, name, hashApiKey(await this.pepper(), key), dailyQuota],
+    const [row] = await this.sql.query<ApiKeyInfo>(
+      `INSERT INTO api_keys (id, name, key_hash, daily_quota) VALUES ($1::uuid, $2, $3, $4) RETURNING ${KEY_COLUMNS}`,
+      [randomUUID(), name, hashApiKey(await this.secrets.pepper(), key), dailyQuota],
     );
-    return { ...toInfo(row!), key };
+    return { ...row!, key };
   }
 
-  async list(): Promise<ApiKeyInfo[]> {
-    const rows = await this.sql.query<KeyRow>(
-      'SELECT id, name, daily_quota, created_at, revoked_at, last_used_at FROM api_keys ORDER BY created_at, id',
-    );
-    return rows.map(toInfo);
+  list(): Promise<ApiKeyInfo[]> {
+    return this.sql.query<ApiKeyInfo>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`);
   }
 
-  async revoke(id: string): Promise<ApiKeyInfo> {
-    const rows = await this.sql.query<KeyRow>(
-      `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id::text = $1
-       RETURNING id, name, daily_quota, created_at, revoked_at, last_used_at`,
-      [id],
-    );
-    if (!rows[0]) throw new NotFoundError('No API key has that id.', { id });
-    return toInfo(rows[0]);
+  revoke(id: string): Promise<ApiKeyInfo> {
+    return this.updateOne(`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id::text = $1 RETURNING ${KEY_COLUMNS}`, [id]);
   }
 
-  async setDailyQuota(id: string, dailyQuota: number | null): Promise<ApiKeyInfo> {
-    const rows = await this.sql.query<KeyRow>(
-      `UPDATE api_keys SET daily_quota = $2 WHERE id::text = $1
-       RETURNING id, name, daily_quota, created_at, revoked_at, last_used_at`,
-      [id, dailyQuota],
-    );
-    if (!rows[0]) throw new NotFoundError('No API key has that id.', { id });
-    return toInfo(rows[0]);
+  setDailyQuota(id: string, dailyQuota: number | null): Promise<ApiKeyInfo> {
+    return this.updateOne(`UPDATE api_keys SET daily_quota = $2 WHERE id::text = $1 RETURNING ${KEY_COLUMNS}`, [id, dailyQuota]);
   }
 
   /** The active (not revoked) key with this plaintext, or undefined. */
   async resolve(key: string): Promise<ActiveKey | undefined> {
     const rows = await this.sql.query<{ id: string; daily_quota: number | null }>(
       `UPDATE api_keys SET last_used_at = now() WHERE key_hash = $1 AND revoked_at IS NULL RETURNING id, daily_quota`,
-      [hashApiKey(await this.pepper(), key)],
+      [hashApiKey(await this.secrets.pepper(), key)],
     );
     const row = rows[0];
     return row ? { id: row.id, dailyQuota: row.daily_quota } : undefined;
+  }
+
+  private async updateOne(statement: string, params: [string, ...(number | null)[]]): Promise<ApiKeyInfo> {
+    const [row] = await this.sql.query<ApiKeyInfo>(statement, params);
+    if (!row) throw new NotFoundError('No API key has that id.', { id: params[0] });
+    return row;
   }
 }

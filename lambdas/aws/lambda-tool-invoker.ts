@@ -6,8 +6,8 @@
  *   (`RequestResponse`) Invoke with the payload `{"arguments": <raw arguments>}`,
  *   answered with a JSON `ToolCallResult` (the tool function already turns its
  *   own failures, validation included, into `isError` results).
- * - Which function serves which tool (`functionNames`, read from the
- *   `TOOL_FUNCTION_*` variables by `functionNamesFromEnv`).
+ * - Which function serves which tool (`functionNames`; the gateway reads them from
+ *   its settings, see `aws-adapters.ts`).
  * - Containment: a function error (`FunctionError`, e.g. a crash or timeout), a
  *   payload that is not a tool result, or an SDK failure becomes one generic
  *   `internal` tool error. The function's error text, stack or payload never
@@ -22,18 +22,13 @@
  */
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { AppError } from '../errors/app-error.ts';
-import { errorKind, silentLogger, type Logger } from '../observability/logger.ts';
-import type { ToolInvocation, ToolInvoker } from '../ports/tool-invoker.ts';
-import { toolError, type ToolCallResult } from '../tools/tool-result.ts';
+import { errorKind, silentLogger } from '../observability/logger.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { ToolCallResult, ToolInvocation, ToolInvoker } from '../ports/tool-invoker.ts';
+import type { ToolName } from '../tools/guarded-tool.ts';
+import { toolError } from '../tools/tool-result.ts';
 
-export type LambdaToolName = 'search_knowledge' | 'get_guidance' | 'submit_feedback';
-
-/** Environment variable holding each tool's function name (or ARN). */
-export const TOOL_FUNCTION_ENV = {
-  search_knowledge: 'TOOL_FUNCTION_SEARCH_KNOWLEDGE',
-  get_guidance: 'TOOL_FUNCTION_GET_GUIDANCE',
-  submit_feedback: 'TOOL_FUNCTION_SUBMIT_FEEDBACK',
-} as const satisfies Record<LambdaToolName, string>;
+export type LambdaToolName = ToolName;
 
 export const TOOL_UNREACHABLE_MESSAGE = 'The tool could not be reached. Try again later.';
 
@@ -42,17 +37,6 @@ export interface LambdaToolInvokerOptions {
   functionNames: Record<LambdaToolName, string>;
   /** Told the tool and failure kind when a call fails; never the payload. */
   logger?: Logger;
-}
-
-/** Reads every `TOOL_FUNCTION_*` variable; throws naming the first one missing. */
-export function functionNamesFromEnv(env: Record<string, string | undefined> = process.env): Record<LambdaToolName, string> {
-  const names = {} as Record<LambdaToolName, string>;
-  for (const [tool, variable] of Object.entries(TOOL_FUNCTION_ENV) as [LambdaToolName, string][]) {
-    const value = env[variable]?.trim();
-    if (!value) throw new Error(`Missing environment variable ${variable} (the Lambda function for ${tool}).`);
-    names[tool] = value;
-  }
-  return names;
 }
 
 export class LambdaToolInvoker implements ToolInvoker {

@@ -6,7 +6,7 @@
  */
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { LogFields, Logger } from '../observability/logger.ts';
+import type { LogFields, Logger } from '../ports/logger.ts';
 
 export interface LambdaObservability {
   readonly powertools: PowertoolsLogger;

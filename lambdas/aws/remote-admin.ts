@@ -1,12 +1,13 @@
 /**
  * Runs an owner command on a deployed stack: invokes the admin Lambda with the
  * caller's own AWS credentials (`chatctx --remote FUNCTION …`). IAM decides who may;
- * the function has no public route. Errors come back as the same `AppError`s the
- * local admin path throws.
+ * the function has no public route. The answer is opened by `admin-envelope.ts`, so
+ * errors come back as the same `AppError`s the local admin path throws.
  */
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { AppError, type ErrorCode } from '../errors/app-error.ts';
+import { AppError } from '../errors/app-error.ts';
 import type { AdminCommand } from '../admin/admin-operations.ts';
+import { openEnvelope } from '../admin/admin-envelope.ts';
 
 export async function runRemoteAdmin(functionName: string, command: AdminCommand, client = new LambdaClient({})): Promise<unknown> {
   let output;
@@ -18,9 +19,12 @@ export async function runRemoteAdmin(functionName: string, command: AdminCommand
     const name = error instanceof Error ? error.name : 'Error';
     throw new AppError('internal', `Could not invoke ${functionName} (${name}). Check the function name, region and your AWS credentials.`);
   }
-  const text = new TextDecoder().decode(output.Payload ?? new Uint8Array());
   if (output.FunctionError) throw new AppError('internal', `The admin function failed (${output.FunctionError}); see its logs.`);
-  const body = JSON.parse(text || '{}') as { result?: unknown; error?: { code: ErrorCode; message: string; details?: Record<string, unknown> } };
-  if (body.error) throw new AppError(body.error.code, body.error.message, body.error.details ?? {});
-  return body.result;
+  let answer: unknown;
+  try {
+    answer = JSON.parse(new TextDecoder().decode(output.Payload ?? new Uint8Array()));
+  } catch {
+    answer = undefined;
+  }
+  return openEnvelope(answer);
 }

@@ -7,16 +7,17 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { createLambdaObservability } from './powertools-logger.ts';
-import type { Logger } from '../observability/logger.ts';
-import type { ToolCallResult } from '../tools/tool-result.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { ToolCallResult } from '../ports/tool-invoker.ts';
 import type { ToolHandler } from '../tools/guarded-tool.ts';
+import type { Environment } from '../config/settings.ts';
 
 export interface ToolEvent {
   readonly arguments?: unknown;
 }
 
-/** A middy handler that builds the tool once per cold start from the environment. */
-export function toolLambda(serviceName: string, build: (env: NodeJS.ProcessEnv, logger: Logger) => ToolHandler) {
+/** A middy handler that builds the tool once per cold start from the function's settings. */
+export function toolLambda(serviceName: string, build: (env: Environment, logger: Logger) => ToolHandler) {
   const observability = createLambdaObservability(serviceName);
   let tool: ToolHandler | undefined;
   return middy(async (event: ToolEvent): Promise<ToolCallResult> => {

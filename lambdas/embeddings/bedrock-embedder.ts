@@ -25,8 +25,9 @@
 import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
 import type { Embedder } from '../ports/embedder.ts';
 import { assertEmbeddableTexts } from './embeddable-text.ts';
+import { positiveInteger } from '../errors/argument-checks.ts';
+import { TITAN_EMBED_TEXT_V2 } from '../config/settings.ts';
 
-export const TITAN_EMBED_TEXT_V2 = 'amazon.titan-embed-text-v2:0';
 export const BEDROCK_DIMENSIONS = 512;
 
 /**
@@ -92,11 +93,6 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function positiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer.`);
-  return value;
-}
-
 export class BedrockEmbedder implements Embedder {
   readonly provider = 'bedrock';
   readonly model: string;
@@ -112,6 +108,10 @@ export class BedrockEmbedder implements Embedder {
     this.maxConcurrency = positiveInteger('maxConcurrency', options.maxConcurrency ?? 4);
     // No SDK retries: see the module header.
     this.client = options.client ?? new BedrockRuntimeClient({ region: options.region, maxAttempts: 1 });
+  }
+
+  estimateCostUsd(texts: readonly string[]): number {
+    return estimateBedrockCost(texts).usd;
   }
 
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {

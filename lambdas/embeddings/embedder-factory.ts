@@ -1,49 +1,29 @@
 /**
- * Chooses the Embedder from configuration. `none` means no embedder at all:
- * search then runs on full-text ranking alone.
+ * Builds the configured Embedder. `none` means no embedder at all: search then runs
+ * on full-text ranking alone. Each adapter module is imported only when chosen, so
+ * a local server never loads the Bedrock client and a Lambda never loads the
+ * sentence encoder.
  */
 import type { Embedder } from '../ports/embedder.ts';
-import { BedrockEmbedder, type BedrockEmbedderOptions } from './bedrock-embedder.ts';
-import { UseLiteEmbedder, type UseLiteEmbedderOptions } from './use-lite-embedder.ts';
+import type { EmbeddingProvider } from '../config/settings.ts';
 
-export type EmbeddingProvider = 'use-lite' | 'bedrock' | 'none';
-
-export const EMBEDDING_PROVIDERS: readonly EmbeddingProvider[] = ['use-lite', 'bedrock', 'none'];
-
-export interface EmbedderFactoryOptions {
-  useLite?: UseLiteEmbedderOptions;
-  bedrock?: BedrockEmbedderOptions;
+export interface EmbedderChoice {
+  readonly provider: EmbeddingProvider;
+  /** Bedrock model id, for `bedrock`. */
+  readonly bedrockModelId?: string;
 }
 
-export function createEmbedder(provider: EmbeddingProvider, options: EmbedderFactoryOptions = {}): Embedder | undefined {
-  switch (provider) {
-    case 'use-lite':
-      return new UseLiteEmbedder(options.useLite);
-    case 'bedrock':
-      return new BedrockEmbedder(options.bedrock);
+export async function createEmbedder(choice: EmbedderChoice): Promise<Embedder | undefined> {
+  switch (choice.provider) {
+    case 'use-lite': {
+      const { UseLiteEmbedder } = await import('./use-lite-embedder.ts');
+      return new UseLiteEmbedder();
+    }
+    case 'bedrock': {
+      const { BedrockEmbedder } = await import('./bedrock-embedder.ts');
+      return new BedrockEmbedder({ modelId: choice.bedrockModelId });
+    }
     case 'none':
       return undefined;
-    default: {
-      const unknown: never = provider;
-      throw new Error(`Unknown embedding provider "${String(unknown)}"; expected one of ${EMBEDDING_PROVIDERS.join(', ')}.`);
-    }
   }
-}
-
-function isEmbeddingProvider(value: string): value is EmbeddingProvider {
-  return (EMBEDDING_PROVIDERS as readonly string[]).includes(value);
-}
-
-/**
- * Reads `CHATCTX_EMBEDDINGS` (case-insensitive, surrounding spaces ignored).
- * Unset or blank gives `fallback`; anything else unknown throws.
- */
-export function readEmbeddingProvider(env: NodeJS.ProcessEnv, fallback: EmbeddingProvider): EmbeddingProvider {
-  const raw = env.CHATCTX_EMBEDDINGS;
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = raw.trim().toLowerCase();
-  if (isEmbeddingProvider(value)) return value;
-  throw new Error(
-    `CHATCTX_EMBEDDINGS must be one of ${EMBEDDING_PROVIDERS.join(', ')}; got ${JSON.stringify(raw)}.`,
-  );
 }

@@ -11,6 +11,7 @@
  * subject. The title counts toward the word budget, and is cut to 20 words so
  * that it can never crowd out the body.
  */
+import { positiveInteger } from '../errors/argument-checks.ts';
 
 export const MAX_TITLE_WORDS = 20;
 
@@ -28,11 +29,6 @@ function joinParts(parts: readonly string[]): string {
     else joined += (/[.!?:;]$/.test(joined) ? ' ' : '. ') + part;
   }
   return joined;
-}
-
-function positiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer.`);
-  return value;
 }
 
 /**

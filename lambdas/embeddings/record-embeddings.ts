@@ -8,7 +8,7 @@
 import type { Sql } from '../ports/sql.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import { recordPassages } from './passages.ts';
-import { vectorLiteral } from '../retrieval/vector-search.ts';
+import { vectorLiteral } from './vector-codec.ts';
 
 export interface EmbeddableRecord {
   readonly id: string;

@@ -1,13 +1,16 @@
 /**
- * Errors as values with stable codes. The core throws these; exactly one place maps
- * them to an HTTP status (`protocol/http-responses.ts`) and one to a tool result
- * (`tools/tool-result.ts`). Messages are written for callers and never carry stack
- * traces, SQL text or query text; the original `cause` is kept for local debugging
- * only and is never serialized.
+ * Errors as values with stable codes. The core throws these; each transport maps
+ * them to its wire form in one place: tool results in `tools/tool-result.ts`
+ * (which publishes only `TOOL_ERROR_CODES`), owner commands in
+ * `admin/admin-envelope.ts` (with the HTTP status of the local admin endpoint).
+ * Messages are written for callers and never carry stack traces, SQL text or query
+ * text; the original `cause` is kept for local debugging only and is never
+ * serialized.
  */
-import type { ErrorCode } from '../../schema/tools.ts';
 
-export type { ErrorCode };
+/** Every code an `AppError` can have: the tool codes plus those of owner commands. */
+export const APP_ERROR_CODES = ['validation_error', 'not_found', 'conflict', 'unauthorized', 'internal'] as const;
+export type ErrorCode = (typeof APP_ERROR_CODES)[number];
 
 export class AppError extends Error {
   readonly code: ErrorCode;
@@ -42,8 +45,14 @@ export class ConflictError extends AppError {
   }
 }
 
+export const INTERNAL_MESSAGE = 'Internal error. The request was not completed; try again later.';
+
 /** Wraps anything unexpected so that only a generic message can leave the process. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
-  return new AppError('internal', 'Internal error. The request was not completed; try again later.', {}, { cause: error });
+  return new AppError('internal', INTERNAL_MESSAGE, {}, { cause: error });
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && (APP_ERROR_CODES as readonly string[]).includes(value);
 }

@@ -29,18 +29,10 @@ export interface FeedbackRow {
 }
 
 /** Feedback for owner review, newest first. */
-export async function listFeedback(sql: Sql, options: { category?: string; limit: number }): Promise<FeedbackRow[]> {
-  const rows = await sql.query<Record<string, unknown>>(
-    `SELECT id::text AS id, category, record_ref, source, comment, created_at FROM feedback
+export function listFeedback(sql: Sql, options: { category?: string; limit: number }): Promise<FeedbackRow[]> {
+  return sql.query<FeedbackRow>(
+    `SELECT id::text AS id, category, record_ref AS record, source, comment, created_at FROM feedback
       WHERE ($1::text IS NULL OR category = $1) ORDER BY created_at DESC, id LIMIT $2`,
     [options.category ?? null, options.limit],
   );
-  return rows.map((r) => ({
-    id: r.id as string,
-    category: r.category as string,
-    record: (r.record_ref as string | null) ?? null,
-    source: r.source as string,
-    comment: (r.comment as string | null) ?? null,
-    created_at: new Date(r.created_at as string).toISOString(),
-  }));
 }

@@ -3,7 +3,6 @@
  */
 import { getGuidanceTool } from '../tools/get-guidance-tool.ts';
 import { toolLambda } from '../aws/tool-lambda.ts';
-import { DataApiSql } from '../storage/data-api-sql.ts';
-import { databaseEnv } from '../aws/environment.ts';
+import { dataApiSql } from '../aws/aws-adapters.ts';
 
-export const handler = toolLambda('chatctx-get-guidance', (env, logger) => getGuidanceTool({ sql: new DataApiSql(databaseEnv(env)), logger }));
+export const handler = toolLambda('chatctx-get-guidance', (env, logger) => getGuidanceTool({ sql: dataApiSql(env), logger }));

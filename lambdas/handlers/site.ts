@@ -1,22 +1,13 @@
 /**
- * Lambda entry serving the public documentation files behind API Gateway. The
- * files name the MCP URL of the stage they are served from, so they are rendered
- * per base URL (and cached for the life of the container).
+ * Lambda entry serving the public documentation files behind API Gateway, for
+ * the stage the request came through (see `site/site-handler.ts`).
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { createSiteHandler, type SiteHandler } from '../site/site-handler.ts';
+import { serveSite } from '../site/site-handler.ts';
 import { stageBaseUrl, toRequest, toResult } from '../aws/api-gateway-adapter.ts';
-import { integerEnv } from '../aws/environment.ts';
+import { readSetting } from '../config/settings.ts';
 
-const sites = new Map<string, SiteHandler>();
-
-export async function handler(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
-  const base = stageBaseUrl(event);
-  let site = sites.get(base);
-  if (!site) {
-    site = createSiteHandler({ mcpUrl: `${base}/mcp`, guestDailyLimit: integerEnv(process.env, 'GUEST_DAILY_LIMIT', 250) });
-    sites.set(base, site);
-  }
-  const response = site(toRequest(event)) ?? new Response('Not found', { status: 404, headers: { 'Content-Type': 'text/plain' } });
-  return toResult(response);
+export function handler(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
+  const settings = { mcpUrl: `${stageBaseUrl(event)}/mcp`, guestDailyLimit: readSetting(process.env, 'guestDailyLimit') };
+  return toResult(serveSite(toRequest(event), settings));
 }

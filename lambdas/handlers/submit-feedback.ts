@@ -4,7 +4,6 @@
  */
 import { submitFeedbackTool } from '../tools/submit-feedback-tool.ts';
 import { toolLambda } from '../aws/tool-lambda.ts';
-import { DataApiSql } from '../storage/data-api-sql.ts';
-import { databaseEnv } from '../aws/environment.ts';
+import { dataApiSql } from '../aws/aws-adapters.ts';
 
-export const handler = toolLambda('chatctx-submit-feedback', (env, logger) => submitFeedbackTool({ sql: new DataApiSql(databaseEnv(env)), logger }));
+export const handler = toolLambda('chatctx-submit-feedback', (env, logger) => submitFeedbackTool({ sql: dataApiSql(env), logger }));

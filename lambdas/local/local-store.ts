@@ -4,13 +4,13 @@
  * empty store, loads and approves the starter corpus from `guidance/`.
  */
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PgliteSql } from '../storage/pglite-sql.ts';
 import { migrate } from '../storage/migrations.ts';
 import { FileSecrets } from '../secrets/file-secrets.ts';
 import { readRecordFiles } from '../records/record-files.ts';
 import { importRecords, type ImportSummary } from '../records/record-import.ts';
+import { storePath } from './data-dir.ts';
 
 export const STARTER_CORPUS_DIR = fileURLToPath(new URL('../../guidance/', import.meta.url));
 
@@ -22,7 +22,7 @@ export interface LocalStore {
 
 export async function openLocalStore(dataDir: string): Promise<LocalStore> {
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  const sql = await PgliteSql.open(join(dataDir, 'pgdata'));
+  const sql = await PgliteSql.open(storePath(dataDir));
   try {
     await migrate(sql);
   } catch (error) {

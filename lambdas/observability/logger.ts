@@ -1,19 +1,9 @@
 /**
- * Structured JSON logs, one line per event, on stderr.
- *
- * The logger accepts only scalar fields so that a whole request, arguments or error
- * object can never be dumped by accident: raw queries, comments, keys and SQL must
- * not reach a log line. Callers log what happened (tool, mode, counts, status,
- * durations), never what the caller said.
+ * The local `Logger`: one JSON object per line on stderr, plus the two helpers
+ * every logging call site shares. It accepts only the port's scalar fields (see
+ * `ports/logger.ts` for why).
  */
-export type LogValue = string | number | boolean | null | undefined;
-export type LogFields = Record<string, LogValue>;
-
-export interface Logger {
-  info(event: string, fields?: LogFields): void;
-  warn(event: string, fields?: LogFields): void;
-  error(event: string, fields?: LogFields): void;
-}
+import type { LogFields, LogValue, Logger } from '../ports/logger.ts';
 
 type Level = 'info' | 'warn' | 'error';
 

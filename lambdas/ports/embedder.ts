@@ -10,4 +10,6 @@ export interface Embedder {
   readonly dimensions: number;
   /** Embeds non-empty texts. Rejects on failure; callers degrade to keyword search. */
   embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  /** What embedding `texts` would cost in USD, for providers that bill per use; absent for free ones. */
+  estimateCostUsd?(texts: readonly string[]): number;
 }

@@ -1,9 +1,16 @@
 /**
- * The `ToolInvoker` port: how the MCP gateway runs a tool. In-process locally,
- * a Lambda Invoke per tool on AWS. The payload and result are plain JSON so both
- * runtimes carry exactly the same data.
+ * The `ToolInvoker` port: how the MCP endpoint runs a tool. In-process locally,
+ * a Lambda Invoke per tool on AWS. The payload and the result are plain JSON so
+ * both runtimes carry exactly the same data.
  */
-import type { ToolCallResult } from '../tools/tool-result.ts';
+
+/** An MCP `tools/call` result: structured content, the same as JSON text, and the error flag. */
+export interface ToolCallResult {
+  [key: string]: unknown;
+  content: { type: 'text'; text: string }[];
+  structuredContent: Record<string, unknown>;
+  isError?: boolean;
+}
 
 export interface ToolInvocation {
   readonly name: string;

@@ -8,7 +8,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Sql } from '../ports/sql.ts';
 import { ConflictError } from '../errors/app-error.ts';
-import type { RecordFile } from './record-schema.ts';
+import type { RecordFile, RecordStatus } from './record-schema.ts';
 import { reindexRecord } from './bm25-index.ts';
 import { canonicalTechnology } from './technology-vocabulary.ts';
 
@@ -35,7 +35,7 @@ export function contentHash(record: RecordFile): string {
   return createHash('sha256').update(JSON.stringify(content)).digest('hex');
 }
 
-function targetStatus(record: RecordFile, approve: boolean): 'approved' | 'candidate' | 'deprecated' {
+function targetStatus(record: RecordFile, approve: boolean): RecordStatus {
   if (record.status === 'deprecated') return 'deprecated';
   return approve ? 'approved' : 'candidate';
 }
@@ -63,42 +63,57 @@ export async function importRecords(sql: Sql, records: readonly RecordFile[], op
   return summary;
 }
 
-async function importOne(
-  tx: Sql,
-  record: RecordFile,
-  approve: boolean,
-): Promise<{ id: string; change: 'created' | 'updated' | 'unchanged'; status: 'approved' | 'candidate' | 'deprecated' }> {
+interface Existing {
+  id: string;
+  status: RecordStatus;
+  content_hash: string;
+}
+
+interface Outcome {
+  id: string;
+  change: 'created' | 'updated' | 'unchanged';
+  status: RecordStatus;
+}
+
+async function importOne(tx: Sql, record: RecordFile, approve: boolean): Promise<Outcome> {
   const hash = contentHash(record);
   const status = targetStatus(record, approve);
-  const [existing] = await tx.query<{ id: string; status: string; content_hash: string; content_version: number }>(
-    'SELECT id::text AS id, status, content_hash, content_version FROM records WHERE slug = $1',
-    [record.slug],
-  );
+  const [existing] = await tx.query<Existing>('SELECT id::text AS id, status, content_hash FROM records WHERE slug = $1', [record.slug]);
   if (existing && record.id && existing.id !== record.id) {
     throw new ConflictError(`Record "${record.slug}" already exists with another id; nothing was imported.`, { slug: record.slug });
   }
-  if (existing && existing.content_hash === hash) {
-    // Same text: only a status change (approval or deprecation) can apply.
-    if (existing.status !== status && (approve || status === 'deprecated')) {
-      await tx.query(
-        `UPDATE records SET status = $2, approved_at = CASE WHEN $2 = 'approved' THEN now() ELSE approved_at END, updated_at = now()
-          WHERE id::text = $1`,
-        [existing.id, status],
-      );
-      if (status === 'approved') await snapshot(tx, existing.id);
-      await reindexRecord(tx, existing.id);
-      return { id: existing.id, change: 'updated', status };
-    }
-    return { id: existing.id, change: 'unchanged', status: existing.status as 'approved' | 'candidate' | 'deprecated' };
-  }
+  if (existing && existing.content_hash === hash) return importSameText(tx, existing, status, approve);
   if (existing && existing.status === 'approved' && status === 'candidate') {
     throw new ConflictError(
       `Record "${record.slug}" is approved; importing changed text needs --approve (owner review). Nothing was imported.`,
       { slug: record.slug },
     );
   }
-
   const id = existing?.id ?? record.id ?? randomUUID();
+  await writeRecord(tx, id, record, status, hash, existing !== undefined);
+  await writeChildren(tx, id, record);
+  if (status === 'approved') await snapshot(tx, id);
+  await reindexRecord(tx, id);
+  return { id, change: existing ? 'updated' : 'created', status };
+}
+
+/** Same text as stored: only a status change (approval or deprecation) can apply. */
+async function importSameText(tx: Sql, existing: Existing, status: RecordStatus, approve: boolean): Promise<Outcome> {
+  if (existing.status === status || (!approve && status !== 'deprecated')) {
+    return { id: existing.id, change: 'unchanged', status: existing.status };
+  }
+  await tx.query(
+    `UPDATE records SET status = $2, approved_at = CASE WHEN $2 = 'approved' THEN now() ELSE approved_at END, updated_at = now()
+      WHERE id::text = $1`,
+    [existing.id, status],
+  );
+  if (status === 'approved') await snapshot(tx, existing.id);
+  await reindexRecord(tx, existing.id);
+  return { id: existing.id, change: 'updated', status };
+}
+
+/** Inserts the record, or replaces an existing one's text with a new content_version. */
+async function writeRecord(tx: Sql, id: string, record: RecordFile, status: RecordStatus, hash: string, exists: boolean): Promise<void> {
   const params = [
     id,
     record.slug,
@@ -118,21 +133,7 @@ async function importOne(
     hash,
     record.updated_at ?? null,
   ] as const;
-  if (existing) {
-    await tx.query(
-      `UPDATE records SET slug = $2, status = $3, title = $4, topic = $5, task_types = $6::text[], summary = $7,
-              recommendation = $8, rationale = $9, conditions = $10::jsonb, exceptions = $11::jsonb, pitfalls = $12::jsonb,
-              verification_checks = $13::jsonb, examples = $14, confidence = $15, content_hash = $16,
-              updated_at = coalesce($17::timestamptz, now()), content_version = content_version + 1,
-              approved_at = CASE WHEN $3 = 'approved' THEN now() ELSE approved_at END
-        WHERE id::text = $1`,
-      params,
-    );
-    // The old text's passages no longer describe the record; it is re-embedded after commit.
-    await tx.query('DELETE FROM record_passages WHERE record_id::text = $1', [id]);
-    await tx.query('DELETE FROM record_applies_to WHERE record_id::text = $1', [id]);
-    await tx.query('DELETE FROM record_sources WHERE record_id::text = $1', [id]);
-  } else {
+  if (!exists) {
     await tx.query(
       `INSERT INTO records (id, slug, status, title, topic, task_types, summary, recommendation, rationale, conditions,
               exceptions, pitfalls, verification_checks, examples, confidence, content_hash, updated_at, approved_at)
@@ -140,7 +141,25 @@ async function importOne(
               coalesce($17::timestamptz, now()), CASE WHEN $3 = 'approved' THEN now() END)`,
       params,
     );
+    return;
   }
+  await tx.query(
+    `UPDATE records SET slug = $2, status = $3, title = $4, topic = $5, task_types = $6::text[], summary = $7,
+            recommendation = $8, rationale = $9, conditions = $10::jsonb, exceptions = $11::jsonb, pitfalls = $12::jsonb,
+            verification_checks = $13::jsonb, examples = $14, confidence = $15, content_hash = $16,
+            updated_at = coalesce($17::timestamptz, now()), content_version = content_version + 1,
+            approved_at = CASE WHEN $3 = 'approved' THEN now() ELSE approved_at END
+      WHERE id::text = $1`,
+    params,
+  );
+  // The old text's passages no longer describe the record; it is re-embedded after commit.
+  await tx.query('DELETE FROM record_passages WHERE record_id::text = $1', [id]);
+  await tx.query('DELETE FROM record_applies_to WHERE record_id::text = $1', [id]);
+  await tx.query('DELETE FROM record_sources WHERE record_id::text = $1', [id]);
+}
+
+/** The record's applicability (canonical technology names) and sources, in file order. */
+async function writeChildren(tx: Sql, id: string, record: RecordFile): Promise<void> {
   for (const [position, a] of record.applies_to.entries()) {
     await tx.query(
       'INSERT INTO record_applies_to (record_id, position, kind, name, version_constraint) VALUES ($1::uuid, $2, $3, $4, $5)',
@@ -154,9 +173,6 @@ async function importOne(
       [id, position, s.title, s.url, s.publisher ?? null, s.evidence_excerpt ?? null, s.relation],
     );
   }
-  if (status === 'approved') await snapshot(tx, id);
-  await reindexRecord(tx, id);
-  return { id, change: existing ? 'updated' : 'created', status };
 }
 
 /** Keeps the approved text of this content_version (once). */

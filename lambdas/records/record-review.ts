@@ -8,8 +8,7 @@ import type { Sql } from '../ports/sql.ts';
 import { NotFoundError } from '../errors/app-error.ts';
 import { reindexRecord } from './bm25-index.ts';
 import { snapshot } from './record-import.ts';
-
-export type RecordStatus = 'candidate' | 'approved' | 'deprecated';
+import type { RecordStatus } from './record-schema.ts';
 
 export interface RecordSummary {
   id: string;
@@ -23,32 +22,20 @@ export interface RecordSummary {
   embedded: boolean;
 }
 
-const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string).toISOString());
-
 export async function listRecords(sql: Sql, options: { status?: RecordStatus; limit: number }): Promise<RecordSummary[]> {
-  const rows = await sql.query<Record<string, unknown>>(
+  return sql.query<RecordSummary>(
     `SELECT id::text AS id, slug, title, status, content_version, updated_at, approved_at,
             (embedded_hash IS NOT DISTINCT FROM content_hash AND embedding_model IS NOT NULL) AS embedded
        FROM records WHERE ($1::text IS NULL OR status = $1) ORDER BY slug LIMIT $2`,
     [options.status ?? null, options.limit],
   );
-  return rows.map((r) => ({
-    id: r.id as string,
-    slug: r.slug as string,
-    title: r.title as string,
-    status: r.status as RecordStatus,
-    content_version: Number(r.content_version),
-    updated_at: iso(r.updated_at)!,
-    approved_at: iso(r.approved_at),
-    embedded: Boolean(r.embedded),
-  }));
 }
 
 /**
  * Sets the status of records named by slug or id, all or nothing. Returns the ids
  * whose status changed (approved ones may need embedding).
  */
-export async function setRecordStatus(sql: Sql, identifiers: readonly string[], status: 'approved' | 'deprecated'): Promise<string[]> {
+export async function setRecordStatus(sql: Sql, identifiers: readonly string[], status: Exclude<RecordStatus, 'candidate'>): Promise<string[]> {
   return sql.transaction(async (tx) => {
     const rows = await tx.query<{ id: string; slug: string; status: string }>(
       `SELECT id::text AS id, slug, status FROM records

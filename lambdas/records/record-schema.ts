@@ -9,6 +9,10 @@ import { CONFIDENCE_LEVELS, TASK_TYPES, TOPICS } from '../../schema/tools.ts';
 const text = (max: number) => z.string().trim().min(1).max(max);
 const list = (max: number) => z.array(text(1000)).max(max).default([]);
 
+/** A record's life: imported as a candidate, published once approved, withdrawn when deprecated. */
+export const RECORD_STATUSES = ['candidate', 'approved', 'deprecated'] as const;
+export type RecordStatus = (typeof RECORD_STATUSES)[number];
+
 export const APPLIES_TO_KINDS = [
   'language',
   'framework',
@@ -50,7 +54,7 @@ export const recordFileSchema = z.strictObject({
   verification_checks: list(20),
   confidence: z.enum(CONFIDENCE_LEVELS),
   examples: z.string().max(4000).optional(),
-  status: z.enum(['candidate', 'approved', 'deprecated']).optional(),
+  status: z.enum(RECORD_STATUSES).optional(),
   updated_at: z.iso.datetime({ offset: true }).optional(),
   sources: z
     .array(

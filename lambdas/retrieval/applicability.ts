@@ -5,7 +5,7 @@
  * apply, and the result says which versions it covers instead.
  */
 import semver from 'semver';
-import type { AppliesTo } from '../records/record-view.ts';
+import type { AppliesTo } from '../records/record-read.ts';
 import { sameTechnology as same } from '../records/technology-vocabulary.ts';
 
 export interface Applicability {
@@ -16,7 +16,6 @@ export interface Applicability {
   /** Set when a requested version is outside the record's constraint. */
   readonly excludedNote?: string;
 }
-
 
 export function checkApplicability(
   appliesTo: readonly AppliesTo[],

@@ -6,9 +6,10 @@
  */
 import type { Sql } from '../ports/sql.ts';
 import type { Embedder } from '../ports/embedder.ts';
+import type { Secrets } from '../ports/secrets.ts';
 import { hashEmbeddingCacheKey } from '../privacy/hashing.ts';
 import { embedWithDeadline } from '../embeddings/embed-with-deadline.ts';
-import { vectorLiteral } from './vector-search.ts';
+import { parseVector, vectorLiteral } from '../embeddings/vector-codec.ts';
 
 export interface QueryEmbedding {
   readonly vector?: Float32Array;
@@ -18,7 +19,7 @@ export interface QueryEmbedding {
 
 export interface QueryEmbeddingDeps {
   readonly sql: Sql;
-  readonly pepper: () => Promise<Buffer>;
+  readonly secrets: Secrets;
   readonly embedder?: Embedder;
   /** Time allowed for the encoder on a cache miss. @default 1500 */
   readonly embedTimeoutMs?: number;
@@ -26,14 +27,10 @@ export interface QueryEmbeddingDeps {
 
 const NO_PROVIDER = 'No embedding provider is configured, so only full-text search ran; recall is lower.';
 
-export function parseVector(text: string): Float32Array {
-  return Float32Array.from(text.replace(/^\[|\]$/g, '').split(','), Number);
-}
-
 export async function embedQuery(deps: QueryEmbeddingDeps, query: string): Promise<QueryEmbedding> {
   const embedder = deps.embedder;
   if (!embedder) return { degradedReason: NO_PROVIDER };
-  const key = hashEmbeddingCacheKey(await deps.pepper(), embedder.model, embedder.dimensions, query);
+  const key = hashEmbeddingCacheKey(await deps.secrets.pepper(), embedder.model, embedder.dimensions, query);
   try {
     const [cached] = await deps.sql.query<{ embedding: string }>(
       'UPDATE embedding_cache SET last_used_at = now() WHERE cache_key = $1 RETURNING embedding::text AS embedding',

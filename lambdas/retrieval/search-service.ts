@@ -7,10 +7,12 @@
  */
 import type { Sql } from '../ports/sql.ts';
 import type { Embedder } from '../ports/embedder.ts';
-import type { Logger } from '../observability/logger.ts';
+import type { Secrets } from '../ports/secrets.ts';
+import type { Logger } from '../ports/logger.ts';
 import { hashQuery } from '../privacy/hashing.ts';
 import type { GuidanceResult, SearchKnowledgeInput, SearchKnowledgeOutput, Topic } from '../../schema/tools.ts';
-import { loadApprovedByIds, shapeRecord, type StoredRecord } from '../records/record-view.ts';
+import { loadApprovedByIds, type StoredRecord } from '../records/record-read.ts';
+import { shapeRecord } from '../records/record-shape.ts';
 import { checkApplicability } from './applicability.ts';
 import { tokensWithin } from './token-budget.ts';
 import { embedQuery } from './query-embedding.ts';
@@ -19,7 +21,7 @@ import { canonicalTechnologies } from '../records/technology-vocabulary.ts';
 
 export interface SearchDeps {
   readonly sql: Sql;
-  readonly pepper: () => Promise<Buffer>;
+  readonly secrets: Secrets;
   /** Undefined when no embedding provider is configured. */
   readonly embedder?: Embedder;
   readonly logger: Logger;
@@ -197,7 +199,7 @@ async function recordSearchEvent(
      VALUES ($1, (SELECT coalesce(array_agg(t), '{}') FROM jsonb_array_elements_text($2::jsonb) t),
                  (SELECT coalesce(array_agg(t), '{}') FROM jsonb_array_elements_text($3::jsonb) t), $4, $5, $6)`,
     [
-      hashQuery(await deps.pepper(), input.query),
+      hashQuery(await deps.secrets.pepper(), input.query),
       JSON.stringify(topics),
       JSON.stringify(input.technologies),
       output.retrieval.mode,

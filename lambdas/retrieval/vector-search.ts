@@ -5,17 +5,13 @@
  * this statement only (`set_config(..., true)` inside a transaction).
  */
 import type { Sql } from '../ports/sql.ts';
+import { vectorLiteral } from '../embeddings/vector-codec.ts';
 import { technologyCondition, technologyParam, type CandidateFilter } from './keyword-search.ts';
 
 export interface VectorHit {
   readonly id: string;
   /** Cosine similarity of the best passage, -1..1. */
   readonly similarity: number;
-}
-
-/** pgvector's text form; the Data API takes no array parameters, so vectors travel as text. */
-export function vectorLiteral(vector: ArrayLike<number>): string {
-  return `[${Array.from(vector, (v) => (Number.isFinite(v) ? v : 0).toFixed(7)).join(',')}]`;
 }
 
 export async function vectorSearch(sql: Sql, vector: Float32Array, filter: CandidateFilter, limit: number): Promise<VectorHit[]> {

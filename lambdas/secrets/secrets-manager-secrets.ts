@@ -27,7 +27,7 @@
  * - Serve a stale pepper when a refresh fails: the failure reaches the caller.
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { Secrets } from '../ports/secrets.ts';
+import type { RoleCredentials, Secrets } from '../ports/secrets.ts';
 
 export const DEFAULT_PEPPER_MAX_AGE_MS = 15 * 60 * 1000;
 /** Shortest accepted pepper string (characters, when not hex-decoded). */
@@ -86,6 +86,31 @@ export class SecretsManagerSecrets implements Secrets {
     const output = await this.client.send(new GetSecretValueCommand({ SecretId: this.secretId }));
     return parsePepperSecret(output.SecretString);
   }
+}
+
+/**
+ * Reads the `{"username", "password"}` secret of each database role (keyed by role
+ * name). Errors name the role, never the secret's contents.
+ */
+export async function readRoleCredentials(
+  client: SecretsManagerClient,
+  secretArns: Readonly<Record<string, string>>,
+): Promise<Record<string, RoleCredentials>> {
+  const out: Record<string, RoleCredentials> = {};
+  for (const [role, arn] of Object.entries(secretArns)) {
+    const value = await client.send(new GetSecretValueCommand({ SecretId: arn }));
+    let parsed: { username?: unknown; password?: unknown } = {};
+    try {
+      parsed = JSON.parse(value.SecretString ?? '{}') as typeof parsed;
+    } catch {
+      // Reported below without the text.
+    }
+    if (typeof parsed.username !== 'string' || typeof parsed.password !== 'string' || !parsed.username || !parsed.password) {
+      throw new Error(`The secret for ${role} has no username or password.`);
+    }
+    out[role] = { username: parsed.username, password: parsed.password };
+  }
+  return out;
 }
 
 /** Pepper bytes from a SecretString (JSON `{"pepper": …}` or the plain pepper). */

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import {
-  ERROR_CODES,
+  TOOL_ERROR_CODES,
   LIMITS,
   TOOL_DEFINITIONS,
   inputJsonSchema,
@@ -31,7 +31,7 @@ export interface DocFile {
 
 const read = (name: string) => readFileSync(new URL(`./${name}`, import.meta.url), 'utf8');
 
-const ERROR_CODE_LIST = ERROR_CODES.map((c) => `\`${c}\``).join(', ');
+const ERROR_CODE_LIST = TOOL_ERROR_CODES.map((c) => `\`${c}\``).join(', ');
 
 const LIMIT_ROWS: [string, string][] = [
   ['query length', `${LIMITS.queryMinChars}–${LIMITS.queryMaxChars} characters`],
@@ -111,7 +111,7 @@ export function apiDocument(settings: DocsSettings): Record<string, unknown> {
     limits: LIMITS,
     errors: {
       http: { 400: 'parse error or invalid request', 401: 'bad or revoked key', 403: 'host or origin not allowed', 405: 'method not allowed', 406: 'missing SSE Accept', 413: 'body too large', 415: 'not JSON', 429: 'quota spent; Retry-After' },
-      tool_error_codes: ERROR_CODES,
+      tool_error_codes: TOOL_ERROR_CODES,
     },
   };
 }

@@ -1,20 +1,35 @@
 /**
- * Serves the public documentation files with GET/HEAD; anything else is left to
- * the MCP handler (which answers 404 off its path).
+ * Serves the public documentation files with GET/HEAD. The files name the MCP URL
+ * they describe, so they are rendered once per URL and kept for the life of the
+ * process (a Lambda serves one stage; a local server one address).
  */
-import { renderPublicDocs, type DocsSettings } from './public-docs.ts';
+import { renderPublicDocs, type DocFile, type DocsSettings } from './public-docs.ts';
 
 export type SiteHandler = (request: Request) => Response | undefined;
 
+/** A documentation file for GET/HEAD of its path; undefined for anything else (the MCP handler's turn). */
 export function createSiteHandler(settings: DocsSettings): SiteHandler {
   const files = renderPublicDocs(settings);
   return (request) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return undefined;
     const file = files.get(new URL(request.url).pathname);
-    if (!file) return undefined;
-    return new Response(request.method === 'HEAD' ? null : file.body, {
-      status: 200,
-      headers: { 'Content-Type': file.contentType, 'Cache-Control': 'public, max-age=300' },
-    });
+    return file ? fileResponse(file, request.method) : undefined;
   };
+}
+
+const rendered = new Map<string, SiteHandler>();
+
+/** The documentation file for the request, or 404: the site function's whole answer. */
+export function serveSite(request: Request, settings: DocsSettings): Response {
+  const key = `${settings.mcpUrl}\u0000${settings.guestDailyLimit}`;
+  let site = rendered.get(key);
+  if (!site) rendered.set(key, (site = createSiteHandler(settings)));
+  return site(request) ?? new Response('Not found', { status: 404, headers: { 'Content-Type': 'text/plain' } });
+}
+
+function fileResponse(file: DocFile, method: string): Response {
+  return new Response(method === 'HEAD' ? null : file.body, {
+    status: 200,
+    headers: { 'Content-Type': file.contentType, 'Cache-Control': 'public, max-age=300' },
+  });
 }

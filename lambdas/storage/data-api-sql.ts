@@ -24,14 +24,15 @@
  * `longReturnType: 'LONG'`, which matches what PGlite returns for those types):
  * - int2/int4/int8, float4/float8 → numbers; numeric → string; boolean → boolean;
  * - uuid, text, vector, tsvector, date → strings; text[] and other arrays → arrays;
- * - json/jsonb → the JSON *text* (a string): with JSON formatting the Data API
- *   sends no column metadata, so a jsonb value cannot be told from a text value
- *   that happens to hold JSON; readers must accept both (record-view does);
+ * - json/jsonb → the JSON *text*: with JSON formatting the Data API sends no
+ *   column metadata, so a jsonb value cannot be told from a text value holding
+ *   JSON. The columns a query names in `options.json` are parsed here
+ *   (`row-values.ts`), so callers get what PGlite gives them;
  * - timestamp/timestamptz → the Data API sends `YYYY-MM-DD HH:MM:SS[.ffffff]` in
  *   UTC without a zone, which `new Date()` would read as *local* time. Top-level
- *   string values of exactly that shape are therefore rewritten to ISO-8601 UTC
- *   (`YYYY-MM-DDTHH:MM:SS[.ffffff]Z`). This is the one conversion; it would also
- *   touch a text column holding exactly that shape, which the core never reads.
+ *   string values of exactly that shape are rewritten to ISO-8601 UTC with
+ *   milliseconds, the port's form (`row-values.ts`). It would also touch a text
+ *   column holding exactly that shape, which the core never reads.
  */
 import {
   BeginTransactionCommand,
@@ -41,8 +42,9 @@ import {
   RollbackTransactionCommand,
   type SqlParameter,
 } from '@aws-sdk/client-rds-data';
-import type { Sql, SqlParam } from '../ports/sql.ts';
+import type { QueryOptions, Sql, SqlParam } from '../ports/sql.ts';
 import { DatabaseError } from './database-error.ts';
+import { normalizeRows } from './row-values.ts';
 
 export interface DataApiSqlOptions {
   /** Defaults to a client with the SDK's own retries off (`maxAttempts: 1`): see `send`. */
@@ -195,21 +197,10 @@ export function toDataApiValue(value: SqlParam | undefined): SqlParameter['value
   throw new TypeError(`Unsupported SQL parameter type: ${typeof value}`);
 }
 
-/** What the Data API sends for timestamp/timestamptz in JSON results (UTC, no zone). */
-const DATA_API_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?)$/;
-
-/** Parses `formattedRecords` into row objects (see the header for the one conversion). */
-export function decodeRecords<Row>(formatted: string | undefined): Row[] {
+/** Parses `formattedRecords` into the port's row values (see the header and `row-values.ts`). */
+export function decodeRecords<Row>(formatted: string | undefined, options: QueryOptions = {}): Row[] {
   if (!formatted) return [];
-  const rows = JSON.parse(formatted) as Record<string, unknown>[];
-  for (const row of rows) {
-    for (const [key, value] of Object.entries(row)) {
-      if (typeof value !== 'string') continue;
-      const timestamp = DATA_API_TIMESTAMP.exec(value);
-      if (timestamp) row[key] = `${timestamp[1]}T${timestamp[2]}Z`;
-    }
-  }
-  return rows as Row[];
+  return normalizeRows<Row>(JSON.parse(formatted) as Record<string, unknown>[], options);
 }
 
 interface Connection {
@@ -239,7 +230,13 @@ async function send<T>(connection: Connection, call: (client: RDSDataClient) => 
   }
 }
 
-async function execute<Row>(connection: Connection, text: string, params: readonly SqlParam[], transactionId: string | undefined): Promise<Row[]> {
+async function execute<Row>(
+  connection: Connection,
+  text: string,
+  params: readonly SqlParam[],
+  transactionId: string | undefined,
+  options: QueryOptions,
+): Promise<Row[]> {
   const { sql, used } = toNamedParameters(text);
   const missing = used.find((number) => number < 1 || number > params.length);
   // Postgres' own answer to a placeholder without a value (42P02, undefined_parameter).
@@ -263,7 +260,7 @@ async function execute<Row>(connection: Connection, text: string, params: readon
     transactionId === undefined,
   );
   try {
-    return decodeRecords<Row>(output.formattedRecords);
+    return decodeRecords<Row>(output.formattedRecords, options);
   } catch {
     throw new DataApiError(undefined, 'UnreadableResult');
   }
@@ -279,11 +276,11 @@ class DataApiTransaction implements Sql {
     readonly transactionId: string,
   ) {}
 
-  query<Row = Record<string, unknown>>(text: string, params: readonly SqlParam[] = []): Promise<Row[]> {
+  query<Row = Record<string, unknown>>(text: string, params: readonly SqlParam[] = [], options: QueryOptions = {}): Promise<Row[]> {
     // One statement at a time per transaction, as on a single connection.
     const run = this.queue.then(() => {
       if (!this.open) throw new Error('This transaction has already ended.');
-      return execute<Row>(this.connection, text, params, this.transactionId);
+      return execute<Row>(this.connection, text, params, this.transactionId, options);
     });
     this.queue = run.catch(() => undefined);
     return run;
@@ -317,8 +314,8 @@ export class DataApiSql implements Sql {
     };
   }
 
-  query<Row = Record<string, unknown>>(text: string, params: readonly SqlParam[] = []): Promise<Row[]> {
-    return execute<Row>(this.connection, text, params, undefined);
+  query<Row = Record<string, unknown>>(text: string, params: readonly SqlParam[] = [], options: QueryOptions = {}): Promise<Row[]> {
+    return execute<Row>(this.connection, text, params, undefined, options);
   }
 
   async transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {

@@ -7,6 +7,7 @@
  * by accident. Role names are constants of this module, never input.
  */
 import type { Sql } from '../ports/sql.ts';
+import type { RoleCredentials } from '../ports/secrets.ts';
 
 export const ROLE_GRANTS = {
   /** search_knowledge: read guidance and retrieval tables, write analytics and the query-embedding cache. */
@@ -29,13 +30,8 @@ export const ROLE_GRANTS = {
 
 export type RoleName = keyof typeof ROLE_GRANTS;
 
-export interface RoleCredentials {
-  readonly username: string;
-  readonly password: string;
-}
-
 /** Creates or updates every role, its password and its grants. */
-export async function applyRoles(sql: Sql, credentials: Partial<Record<RoleName, RoleCredentials>>): Promise<string[]> {
+export async function applyRoles(sql: Sql, credentials: Readonly<Record<string, RoleCredentials>>): Promise<string[]> {
   const applied: string[] = [];
   for (const role of Object.keys(ROLE_GRANTS) as RoleName[]) {
     const secret = credentials[role];

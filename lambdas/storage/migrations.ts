@@ -13,13 +13,16 @@ export const SCHEMA_DIR = fileURLToPath(new URL('../../schema/', import.meta.url
 /** Arbitrary constant shared by every chatctx process: "chatctx" in ASCII. */
 const MIGRATION_LOCK_KEY = 6_363_686_174_637_478;
 
+/** Migration files: `NNN_name.sql`, applied in name order. The stack hashes the same selection. */
+export const MIGRATION_FILE_PATTERN = /^\d{3}_[a-z0-9_]+\.sql$/;
+
 export interface Migration {
   readonly version: string;
   readonly sql: string;
 }
 
 export async function loadMigrations(dir: string = SCHEMA_DIR): Promise<Migration[]> {
-  const files = (await readdir(dir)).filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  const files = (await readdir(dir)).filter((f) => MIGRATION_FILE_PATTERN.test(f)).sort();
   return Promise.all(files.map(async (file) => ({ version: file.replace(/\.sql$/, ''), sql: await readFile(dir + file, 'utf8') })));
 }
 

@@ -7,12 +7,11 @@
  * statement and its parameters) escape: it rethrows a `DatabaseError` holding only
  * the SQLSTATE code.
  */
-import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import type { Sql, SqlParam } from '../ports/sql.ts';
+import { PGlite, types } from '@electric-sql/pglite';
+import type { QueryOptions, Sql, SqlParam } from '../ports/sql.ts';
 import { DatabaseError } from './database-error.ts';
-
-export { DatabaseError };
+import { normalizeRows } from './row-values.ts';
 
 function sanitize(error: unknown): DatabaseError {
   const code = error && typeof error === 'object' ? (error as { code?: unknown }).code : undefined;
@@ -29,13 +28,14 @@ class PgliteQueries implements Sql {
     private readonly runTransaction: <T>(work: (tx: Sql) => Promise<T>) => Promise<T>,
   ) {}
 
-  async query<Row = Record<string, unknown>>(text: string, params: readonly SqlParam[] = []): Promise<Row[]> {
+  async query<Row = Record<string, unknown>>(text: string, params: readonly SqlParam[] = [], options: QueryOptions = {}): Promise<Row[]> {
+    let rows: Record<string, unknown>[];
     try {
-      const result = await this.target.query<Row>(text, [...params]);
-      return result.rows;
+      rows = (await this.target.query<Record<string, unknown>>(text, [...params])).rows;
     } catch (error) {
       throw sanitize(error);
     }
+    return normalizeRows<Row>(rows, options);
   }
 
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
@@ -56,7 +56,8 @@ export class PgliteSql extends PgliteQueries {
 
   /** Opens (or creates) a store; `dataDir` undefined means in-memory, for tests. */
   static async open(dataDir?: string): Promise<PgliteSql> {
-    const db = await PGlite.create({ dataDir, extensions: { vector } });
+    // Dates stay `YYYY-MM-DD` text, as the Data API sends them (the port's form).
+    const db = await PGlite.create({ dataDir, extensions: { vector }, parsers: { [types.DATE]: (value: string) => value } });
     return new PgliteSql(db);
   }
 

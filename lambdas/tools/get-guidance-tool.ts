@@ -4,8 +4,9 @@
  */
 import { getGuidanceInput } from '../../schema/tools.ts';
 import type { Sql } from '../ports/sql.ts';
-import type { Logger } from '../observability/logger.ts';
-import { findApprovedRecords, shapeRecord } from '../records/record-view.ts';
+import type { Logger } from '../ports/logger.ts';
+import { findApprovedRecords } from '../records/record-read.ts';
+import { shapeRecord } from '../records/record-shape.ts';
 import { parseArguments } from './tool-result.ts';
 import { guardedTool, type ToolHandler } from './guarded-tool.ts';
 

@@ -1,12 +1,14 @@
 /**
  * Wraps one tool's work: success becomes a structured result, any error a stable
  * `isError` result, and each call is logged (tool, outcome, duration; never input).
+ * Only `internal` outcomes are logged at error level, so bad arguments from callers
+ * cannot flood the error log.
  */
-import type { Logger } from '../observability/logger.ts';
+import type { Logger } from '../ports/logger.ts';
 import { errorKind } from '../observability/logger.ts';
-import { AppError } from '../errors/app-error.ts';
 import type { ToolDefinition } from '../../schema/tools.ts';
-import { toolError, toolSuccess, type ToolCallResult } from './tool-result.ts';
+import type { ToolCallResult } from '../ports/tool-invoker.ts';
+import { toolError, toolErrorCode, toolSuccess } from './tool-result.ts';
 
 export type ToolName = ToolDefinition['name'];
 export type ToolHandler = (args: unknown) => Promise<ToolCallResult>;
@@ -19,7 +21,7 @@ export function guardedTool(name: ToolName, logger: Logger, run: (args: unknown)
       logger.info('tool_call', { tool: name, outcome: 'ok', duration_ms: Math.round(performance.now() - started) });
       return result;
     } catch (error) {
-      const code = error instanceof AppError ? error.code : 'internal';
+      const code = toolErrorCode(error);
       const log = code === 'internal' ? logger.error : logger.info;
       log('tool_call', { tool: name, outcome: code, error: code === 'internal' ? errorKind(error) : undefined, duration_ms: Math.round(performance.now() - started) });
       return toolError(error);

@@ -2,7 +2,7 @@
  * `ToolInvoker` that calls the tool functions in this process (the local runtime).
  */
 import type { ToolInvocation, ToolInvoker } from '../ports/tool-invoker.ts';
-import type { ToolCallResult } from './tool-result.ts';
+import type { ToolCallResult } from '../ports/tool-invoker.ts';
 import type { ToolHandler, ToolName } from './guarded-tool.ts';
 
 export class InProcessToolInvoker implements ToolInvoker {

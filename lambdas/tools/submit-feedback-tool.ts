@@ -3,7 +3,7 @@
  */
 import { submitFeedbackInput } from '../../schema/tools.ts';
 import type { Sql } from '../ports/sql.ts';
-import type { Logger } from '../observability/logger.ts';
+import type { Logger } from '../ports/logger.ts';
 import { storeFeedback } from '../feedback/feedback-repository.ts';
 import { parseArguments } from './tool-result.ts';
 import { guardedTool, type ToolHandler } from './guarded-tool.ts';

@@ -6,7 +6,8 @@
  */
 import type { Sql } from '../ports/sql.ts';
 import type { Embedder } from '../ports/embedder.ts';
-import type { Logger } from '../observability/logger.ts';
+import type { Secrets } from '../ports/secrets.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { ToolHandler, ToolName } from './guarded-tool.ts';
 import { searchKnowledgeTool } from './search-knowledge-tool.ts';
 import { getGuidanceTool } from './get-guidance-tool.ts';
@@ -16,7 +17,7 @@ export type { ToolHandler, ToolName };
 
 export interface ToolDeps {
   readonly sql: Sql;
-  readonly pepper: () => Promise<Buffer>;
+  readonly secrets: Secrets;
   readonly embedder?: Embedder;
   readonly logger: Logger;
 }

@@ -3,18 +3,15 @@
  *
  * Success: the structured object, also as JSON text for clients that read only
  * `content`. Failure: `isError: true` with `{"error":{"code","message","details"}}`
- * in both places. Internal failures carry a generic message, never a stack trace,
- * SQL text or the caller's input.
+ * in both places. Only the published `TOOL_ERROR_CODES` reach a caller: any other
+ * code (an owner-command error thrown by shared code) becomes `internal`, because
+ * the tools' output schemas promise exactly those codes. Internal failures carry a
+ * generic message, never a stack trace, SQL text or the caller's input.
  */
 import type { z } from 'zod';
-import { AppError, ValidationError, toAppError } from '../errors/app-error.ts';
-
-export interface ToolCallResult {
-  [key: string]: unknown;
-  content: { type: 'text'; text: string }[];
-  structuredContent: Record<string, unknown>;
-  isError?: boolean;
-}
+import { TOOL_ERROR_CODES, type ToolErrorCode } from '../../schema/tools.ts';
+import { AppError, INTERNAL_MESSAGE, ValidationError, toAppError } from '../errors/app-error.ts';
+import type { ToolCallResult } from '../ports/tool-invoker.ts';
 
 export function toolSuccess(value: object): ToolCallResult {
   return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value as Record<string, unknown> };
@@ -22,8 +19,17 @@ export function toolSuccess(value: object): ToolCallResult {
 
 export function toolError(error: unknown): ToolCallResult {
   const appError = toAppError(error);
-  const body = { error: { code: appError.code, message: appError.message, details: appError.details } };
+  const published = (TOOL_ERROR_CODES as readonly string[]).includes(appError.code);
+  const body = published
+    ? { error: { code: appError.code as ToolErrorCode, message: appError.message, details: appError.details } }
+    : { error: { code: 'internal' satisfies ToolErrorCode, message: INTERNAL_MESSAGE, details: {} } };
   return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true };
+}
+
+/** The error code a tool outcome reports: what its result carries (`internal` for anything unpublished). */
+export function toolErrorCode(error: unknown): ToolErrorCode {
+  const code = error instanceof AppError ? error.code : 'internal';
+  return (TOOL_ERROR_CODES as readonly string[]).includes(code) ? (code as ToolErrorCode) : 'internal';
 }
 
 /** Parses tool arguments, turning zod issues into a stable `validation_error`. */
@@ -34,5 +40,3 @@ export function parseArguments<S extends z.ZodType>(schema: S, args: unknown): z
     issues: parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), code: issue.code, message: issue.message })),
   });
 }
-
-export { AppError };

@@ -24,6 +24,7 @@ import { importRecords } from '../../lambdas/records/record-import.ts';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 import { KeyRepository } from '../../lambdas/auth/key-repository.ts';
+import { SETTINGS, readSetting } from '../../lambdas/config/settings.ts';
 
 const PEPPER_HEX = 'ab'.repeat(32);
 const FUNCTIONS = { search_knowledge: 'fn-search', get_guidance: 'fn-guidance', submit_feedback: 'fn-feedback' } as const;
@@ -105,32 +106,33 @@ beforeAll(async () => {
     AWS_SECRET_ACCESS_KEY: 'test',
     AWS_ENDPOINT_URL_RDS_DATA: fixture.endpoint,
     AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    DB_CLUSTER_ARN: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
-    DB_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:db',
-    DB_NAME: 'chatctx',
-    QUOTA_TABLE_NAME: 'quota',
-    PEPPER_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:pepper',
-    TOOL_FUNCTION_SEARCH_KNOWLEDGE: FUNCTIONS.search_knowledge,
-    TOOL_FUNCTION_GET_GUIDANCE: FUNCTIONS.get_guidance,
-    TOOL_FUNCTION_SUBMIT_FEEDBACK: FUNCTIONS.submit_feedback,
-    GUEST_DAILY_LIMIT: String(GUEST_LIMIT),
-    ALLOWED_HOSTS: '*',
-    ALLOWED_ORIGINS: 'https://console.example',
-    EMBEDDINGS_PROVIDER: 'none',
     POWERTOOLS_METRICS_DISABLED: 'true',
+    // What the stack sets (lib/mcp-functions.ts), by the same setting names.
+    [SETTINGS.dbClusterArn.env]: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
+    [SETTINGS.dbSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:db',
+    [SETTINGS.dbName.env]: 'chatctx',
+    [SETTINGS.quotaTableName.env]: 'quota',
+    [SETTINGS.pepperSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:pepper',
+    [SETTINGS.searchKnowledgeFunction.env]: FUNCTIONS.search_knowledge,
+    [SETTINGS.getGuidanceFunction.env]: FUNCTIONS.get_guidance,
+    [SETTINGS.submitFeedbackFunction.env]: FUNCTIONS.submit_feedback,
+    [SETTINGS.guestDailyLimit.env]: String(GUEST_LIMIT),
+    [SETTINGS.allowedHosts.env]: '*',
+    [SETTINGS.allowedOrigins.env]: 'https://console.example',
+    [SETTINGS.embeddings.env]: 'none',
   });
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: PEPPER_HEX }) });
 
   // The store, prepared as the migrate and admin functions would.
   const sql = new DataApiSql({
     client: new RDSDataClient({}),
-    resourceArn: process.env.DB_CLUSTER_ARN!,
-    secretArn: process.env.DB_SECRET_ARN!,
+    resourceArn: readSetting(process.env, 'dbClusterArn'),
+    secretArn: readSetting(process.env, 'dbSecretArn'),
     database: 'chatctx',
   });
   await migrate(sql);
   await importRecords(sql, await readRecordFiles(STARTER_CORPUS_DIR), { approve: true });
-  const keys = new KeyRepository(sql, async () => Buffer.from(PEPPER_HEX, 'hex'));
+  const keys = new KeyRepository(sql, { pepper: async () => Buffer.from(PEPPER_HEX, 'hex') });
   apiKey = (await keys.create('aws e2e', null)).key;
   const revoked = await keys.create('revoked', null);
   revokedKey = revoked.key;

@@ -8,7 +8,7 @@ import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import { startDataApiFixture } from '../support/data-api-fixture.ts';
 import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
 import { SCHEMA_DIR } from '../../lambdas/storage/migrations.ts';
-import { runMigrations } from '../../lambdas/handlers/migrate.ts';
+import { runMigrations } from '../../lambdas/aws/migrations-resource.ts';
 import { ROLE_GRANTS, type RoleName } from '../../lambdas/storage/database-roles.ts';
 
 let fixture: Awaited<ReturnType<typeof startDataApiFixture>>;

@@ -14,6 +14,7 @@ import type { ChatctxStack } from '../../lib/chatctx-stack.ts';
 import { DATABASE_ROLES } from '../../lib/database.ts';
 import { MCP_METHODS, PUBLIC_DOC_PATHS } from '../../lib/mcp-api.ts';
 import { schemaHash } from '../../lib/migrations.ts';
+import { SETTINGS } from '../../lambdas/config/settings.ts';
 import { grantsOfRole, permissionsOfRole, resourceKey } from './iam-statements.ts';
 import { buildApp, synthTemplate } from './synth-app.ts';
 
@@ -319,39 +320,48 @@ describe('functions', () => {
   const variablesOf = (t: Template, name: FunctionName) =>
     t.toJSON().Resources[logicalId(fn(name).function)].Properties.Environment.Variables as Record<string, unknown>;
   const dbVariables = (secret: unknown) => ({
-    DB_CLUSTER_ARN: stack.resolve(stack.database.cluster.clusterArn),
-    DB_SECRET_ARN: stack.resolve(secret),
-    DB_NAME: 'chatctx',
+    CHATCTX_DB_CLUSTER_ARN: stack.resolve(stack.database.cluster.clusterArn),
+    CHATCTX_DB_SECRET_ARN: stack.resolve(secret),
+    CHATCTX_DB_NAME: 'chatctx',
   });
   const base = { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: 'chatctx' };
   const pepper = () => stack.resolve(stack.pepper.secret.secretArn);
-  const embeddings = { EMBEDDINGS_PROVIDER: 'bedrock', BEDROCK_MODEL_ID: 'amazon.titan-embed-text-v2:0' };
+  const embeddings = { CHATCTX_EMBEDDINGS: 'bedrock', CHATCTX_BEDROCK_MODEL_ID: 'amazon.titan-embed-text-v2:0' };
 
   it('give each function exactly the environment its handler reads', () => {
     const secrets = stack.database.roleSecrets;
     expect(variablesOf(template, 'gateway')).toEqual({
       ...base,
       ...dbVariables(secrets.gateway.secretArn),
-      QUOTA_TABLE_NAME: stack.resolve(stack.quotaTable.table.tableName),
-      PEPPER_SECRET_ARN: pepper(),
-      TOOL_FUNCTION_SEARCH_KNOWLEDGE: stack.resolve(fn('searchKnowledge').function.functionName),
-      TOOL_FUNCTION_GET_GUIDANCE: stack.resolve(fn('getGuidance').function.functionName),
-      TOOL_FUNCTION_SUBMIT_FEEDBACK: stack.resolve(fn('submitFeedback').function.functionName),
-      GUEST_DAILY_LIMIT: '250',
-      ALLOWED_HOSTS: '*',
-      ALLOWED_ORIGINS: '',
+      CHATCTX_QUOTA_TABLE_NAME: stack.resolve(stack.quotaTable.table.tableName),
+      CHATCTX_PEPPER_SECRET_ARN: pepper(),
+      CHATCTX_TOOL_FUNCTION_SEARCH_KNOWLEDGE: stack.resolve(fn('searchKnowledge').function.functionName),
+      CHATCTX_TOOL_FUNCTION_GET_GUIDANCE: stack.resolve(fn('getGuidance').function.functionName),
+      CHATCTX_TOOL_FUNCTION_SUBMIT_FEEDBACK: stack.resolve(fn('submitFeedback').function.functionName),
+      CHATCTX_GUEST_DAILY_LIMIT: '250',
+      CHATCTX_ALLOWED_HOSTS: '*',
+      CHATCTX_ALLOWED_ORIGINS: '',
     });
-    expect(variablesOf(template, 'searchKnowledge')).toEqual({ ...base, ...dbVariables(secrets.search.secretArn), PEPPER_SECRET_ARN: pepper(), ...embeddings });
+    expect(variablesOf(template, 'searchKnowledge')).toEqual({ ...base, ...dbVariables(secrets.search.secretArn), CHATCTX_PEPPER_SECRET_ARN: pepper(), ...embeddings });
     expect(variablesOf(template, 'getGuidance')).toEqual({ ...base, ...dbVariables(secrets.reader.secretArn) });
     expect(variablesOf(template, 'submitFeedback')).toEqual({ ...base, ...dbVariables(secrets.feedback.secretArn) });
-    expect(variablesOf(template, 'admin')).toEqual({ ...base, ...dbVariables(stack.database.masterSecret.secretArn), PEPPER_SECRET_ARN: pepper(), ...embeddings });
-    expect(variablesOf(template, 'site')).toEqual({ ...base, GUEST_DAILY_LIMIT: '250' });
+    expect(variablesOf(template, 'admin')).toEqual({ ...base, ...dbVariables(stack.database.masterSecret.secretArn), CHATCTX_PEPPER_SECRET_ARN: pepper(), ...embeddings });
+    expect(variablesOf(template, 'site')).toEqual({ ...base, CHATCTX_GUEST_DAILY_LIMIT: '250' });
     const migrate = variablesOf(template, 'migrate');
-    expect(migrate).toEqual({ ...base, ...dbVariables(stack.database.masterSecret.secretArn), ROLE_SECRET_ARNS: expect.anything() });
+    expect(migrate).toEqual({ ...base, ...dbVariables(stack.database.masterSecret.secretArn), CHATCTX_ROLE_SECRET_ARNS: expect.anything() });
+  });
+
+  it('set only variables the settings module defines, and every setting the Lambdas read', () => {
+    const set = new Set(FUNCTION_NAMES.flatMap((name) => Object.keys(variablesOf(template, name))));
+    const known = new Set([...Object.keys(base), ...Object.values(SETTINGS).map((setting) => setting.env)]);
+    expect([...set].filter((variable) => !known.has(variable))).toEqual([]);
+    // Every AWS-only setting is set for some function (LAMBDA_TASK_ROOT comes from the Lambda runtime itself).
+    const awsOnly = Object.values(SETTINGS).filter((setting) => setting.runtimes.join() === 'aws' && setting.env !== SETTINGS.lambdaTaskRoot.env);
+    expect(awsOnly.filter((setting) => !set.has(setting.env)).map((setting) => setting.env)).toEqual([]);
   });
 
   it('give migrate a JSON map from each role to its secret ARN', () => {
-    const joined = variablesOf(template, 'migrate').ROLE_SECRET_ARNS as { 'Fn::Join': [string, unknown[]] };
+    const joined = variablesOf(template, 'migrate').CHATCTX_ROLE_SECRET_ARNS as { 'Fn::Join': [string, unknown[]] };
     // Rebuild the string CloudFormation will produce, with each ARN as its Ref's logical id.
     const rendered = joined['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : `arn-of-${(part as { Ref: string }).Ref}`)).join('');
     const secrets = stack.database.roleSecrets;
@@ -372,8 +382,8 @@ describe('functions', () => {
     });
     const gatewayId = customStack.getLogicalId(customStack.functions.gateway.function.node.defaultChild as CfnElement);
     const variables = custom.toJSON().Resources[gatewayId].Properties.Environment.Variables;
-    expect(variables.GUEST_DAILY_LIMIT).toBe('100');
-    expect(variables.ALLOWED_ORIGINS).toBe('https://a.example,https://b.example');
+    expect(variables.CHATCTX_GUEST_DAILY_LIMIT).toBe('100');
+    expect(variables.CHATCTX_ALLOWED_ORIGINS).toBe('https://a.example,https://b.example');
     custom.hasResourceProperties('AWS::WAFv2::WebACL', {
       Rules: [Match.objectLike({ Statement: { RateBasedStatement: Match.objectLike({ Limit: 2000 }) } })],
     });

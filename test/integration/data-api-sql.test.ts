@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import { DataApiError, DataApiSql, isResumingError, toNamedParameters } from '../../lambdas/storage/data-api-sql.ts';
-import { DatabaseError } from '../../lambdas/storage/pglite-sql.ts';
+import { DatabaseError } from '../../lambdas/storage/database-error.ts';
 import { loadMigrations, migrate } from '../../lambdas/storage/migrations.ts';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
@@ -102,7 +102,7 @@ describe('parameter encoding', () => {
       b: true,
       n: null,
       n_is_null: true,
-      // jsonb comes back as its JSON text; the core parses it (record-view accepts both).
+      // jsonb comes back as its JSON text unless the query names the column in `options.json`.
       j: '{"a": [1, "two"], "b": null}',
       v: '[1,2.5,-3]',
       u: uuid,
@@ -142,9 +142,9 @@ describe('parameter encoding', () => {
               '2024-01-02 03:04:05+00'::timestamptz AS whole, now() AS current, NULL::timestamptz AS none`,
     );
     expect(row).toMatchObject({ l: 7, d: '1.50', r: 0.25, arr: ['a', 'b c'], ints: [1, 2], day: '2024-01-02', none: null });
-    // Data API timestamps are UTC without a zone; the adapter makes them unambiguous ISO-8601.
-    expect(row?.t).toBe('2024-01-02T03:04:05.678901Z');
-    expect(row?.whole).toBe('2024-01-02T03:04:05Z');
+    // Data API timestamps are UTC without a zone; the adapter gives the port's form, ISO-8601 UTC with milliseconds.
+    expect(row?.t).toBe('2024-01-02T03:04:05.678Z');
+    expect(row?.whole).toBe('2024-01-02T03:04:05.000Z');
     expect(Math.abs(new Date(row?.current as string).getTime() - Date.now())).toBeLessThan(60_000);
   });
 
@@ -327,7 +327,7 @@ const hashingEmbedder: Embedder = {
 
 describe('the core over the Data API', () => {
   let reference: MemoryStore;
-  const pepper = async () => Buffer.alloc(32, 1);
+  const secrets = { pepper: async () => Buffer.alloc(32, 1) };
 
   beforeAll(async () => {
     const records = await readRecordFiles(STARTER_CORPUS_DIR);
@@ -348,7 +348,7 @@ describe('the core over the Data API', () => {
   };
 
   it('searches by keyword and reads full guidance', async () => {
-    const tools = createToolHandlers({ sql, pepper, logger: silentLogger });
+    const tools = createToolHandlers({ sql, secrets, logger: silentLogger });
     const search = structured(await tools.search_knowledge({ query: 'password hashing algorithm for user accounts' }));
     expect(search.results[0]?.slug).toBe('hash-passwords-with-argon2id-or-bcrypt');
     expect(search.retrieval.mode).toBe('keyword_fallback');
@@ -378,7 +378,7 @@ describe('the core over the Data API', () => {
     const embedded = await embedRecords(sql, hashingEmbedder, await recordsToEmbed(sql, hashingEmbedder.model));
     expect(embedded.embedded).toBeGreaterThan(0);
     expect(await recordsToEmbed(sql, hashingEmbedder.model)).toEqual([]);
-    const tools = createToolHandlers({ sql, pepper, embedder: hashingEmbedder, logger: silentLogger });
+    const tools = createToolHandlers({ sql, secrets, embedder: hashingEmbedder, logger: silentLogger });
     const query = { query: 'password hashing algorithm for user accounts' };
     const first = structured(await tools.search_knowledge(query));
     expect(first.retrieval.mode).toBe('hybrid');
@@ -390,7 +390,7 @@ describe('the core over the Data API', () => {
   });
 
   it('stores feedback', async () => {
-    const tools = createToolHandlers({ sql, pepper, logger: silentLogger });
+    const tools = createToolHandlers({ sql, secrets, logger: silentLogger });
     const out = structured(await tools.submit_feedback({ category: 'missing', source: 'other', comment: 'no guidance on CSRF tokens' }));
     expect(out.accepted).toBe(true);
     const [row] = await sql.query<{ category: string }>('SELECT category FROM feedback WHERE id = $1::uuid', [out.id]);

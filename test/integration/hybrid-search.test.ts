@@ -40,7 +40,7 @@ describe('hybrid retrieval', () => {
 
   it('presents a paraphrase that keyword coverage alone rejects, because the dense side backs it', async () => {
     const query = 'listing page 4000 of results takes seconds in postgres';
-    const keywordOnly = createToolHandlers({ sql: store.sql, pepper: async () => store.pepper, logger: store.logger });
+    const keywordOnly = createToolHandlers({ sql: store.sql, secrets: { pepper: async () => store.pepper }, logger: store.logger });
     const lexical = await search(keywordOnly, { query });
     const hybrid = await search(store.tools, { query });
     expect(lexical.results.map((r: any) => r.slug)).not.toContain('use-keyset-pagination-instead-of-large-offset');
@@ -68,7 +68,7 @@ describe('degraded retrieval', () => {
   const withBedrock = (timeoutMs: number) =>
     createToolHandlers({
       sql: store.sql,
-      pepper: async () => store.pepper,
+      secrets: { pepper: async () => store.pepper },
       logger: store.logger,
       embedder: new BedrockEmbedder({ client: new BedrockRuntimeClient({ region: 'us-east-1' }), timeoutMs }),
     });

@@ -9,7 +9,8 @@ import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
-import { createLogger, type Logger } from '../../lambdas/observability/logger.ts';
+import { createLogger } from '../../lambdas/observability/logger.ts';
+import type { Logger } from '../../lambdas/ports/logger.ts';
 import type { Embedder } from '../../lambdas/ports/embedder.ts';
 import { embedRecords, recordsToEmbed } from '../../lambdas/embeddings/record-embeddings.ts';
 
@@ -30,5 +31,5 @@ export async function memoryStore(options: { starterCorpus?: boolean; embedder?:
   const pepper = randomBytes(32);
   const logs: string[] = [];
   const logger = createLogger((line) => logs.push(line));
-  return { sql, pepper, logs, logger, tools: createToolHandlers({ sql, pepper: async () => pepper, embedder, logger }) };
+  return { sql, pepper, logs, logger, tools: createToolHandlers({ sql, secrets: { pepper: async () => pepper }, embedder, logger }) };
 }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { IncomingMessage } from 'node:http';
-import { clientIp, normalizeIp } from '../../lambdas/local/local-server.ts';
+import { clientIp, normalizeIp } from '../../lambdas/local/client-ip.ts';
 
 const incoming = (peer: string, forwarded?: string) =>
   ({ socket: { remoteAddress: peer }, headers: forwarded ? { 'x-forwarded-for': forwarded } : {} }) as unknown as IncomingMessage;

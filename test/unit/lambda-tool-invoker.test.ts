@@ -6,13 +6,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { InvokeCommand, LambdaClient, type InvokeCommandOutput } from '@aws-sdk/client-lambda';
-import {
-  LambdaToolInvoker,
-  TOOL_FUNCTION_ENV,
-  functionNamesFromEnv,
-} from '../../lambdas/aws/lambda-tool-invoker.ts';
-import { toolError, toolSuccess, type ToolCallResult } from '../../lambdas/tools/tool-result.ts';
-import { NotFoundError } from '../../lambdas/errors/app-error.ts';
+import { LambdaToolInvoker } from '../../lambdas/aws/lambda-tool-invoker.ts';
+import { toolFunctionNames } from '../../lambdas/aws/aws-adapters.ts';
+import { ConfigError, SETTINGS } from '../../lambdas/config/settings.ts';
+import { toolError, toolSuccess } from '../../lambdas/tools/tool-result.ts';
+import type { ToolCallResult } from '../../lambdas/ports/tool-invoker.ts';
+import { ValidationError } from '../../lambdas/errors/app-error.ts';
 
 const lambda = mockClient(LambdaClient);
 
@@ -77,7 +76,7 @@ describe('LambdaToolInvoker', () => {
   });
 
   it("passes a tool's own error result through unchanged", async () => {
-    const expected = toolError(new NotFoundError('No record has that slug.'));
+    const expected = toolError(new ValidationError('Invalid arguments. See details.issues for each problem.', { issues: [] }));
     lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload(expected) });
     const result = await invoker().invoke({ name: 'get_guidance', arguments: { slugs: ['missing'] } });
     expect(result).toEqual(expected);
@@ -126,18 +125,19 @@ describe('LambdaToolInvoker', () => {
   });
 });
 
-describe('functionNamesFromEnv', () => {
-  it('reads every TOOL_FUNCTION_* variable', () => {
+describe('toolFunctionNames', () => {
+  it('reads the function of each tool from the settings the stack sets', () => {
     const env = {
-      [TOOL_FUNCTION_ENV.search_knowledge]: 'fn-search',
-      [TOOL_FUNCTION_ENV.get_guidance]: 'fn-get',
-      [TOOL_FUNCTION_ENV.submit_feedback]: 'fn-feedback',
+      [SETTINGS.searchKnowledgeFunction.env]: 'fn-search',
+      [SETTINGS.getGuidanceFunction.env]: 'fn-get',
+      [SETTINGS.submitFeedbackFunction.env]: 'fn-feedback',
     };
-    expect(functionNamesFromEnv(env)).toEqual({ search_knowledge: 'fn-search', get_guidance: 'fn-get', submit_feedback: 'fn-feedback' });
+    expect(toolFunctionNames(env)).toEqual({ search_knowledge: 'fn-search', get_guidance: 'fn-get', submit_feedback: 'fn-feedback' });
   });
 
-  it('names the missing variable', () => {
-    const env = { TOOL_FUNCTION_SEARCH_KNOWLEDGE: 'fn-search', TOOL_FUNCTION_SUBMIT_FEEDBACK: 'fn-feedback' };
-    expect(() => functionNamesFromEnv(env)).toThrow('TOOL_FUNCTION_GET_GUIDANCE');
+  it('fails the cold start naming the missing variable', () => {
+    const env = { [SETTINGS.searchKnowledgeFunction.env]: 'fn-search', [SETTINGS.submitFeedbackFunction.env]: 'fn-feedback' };
+    expect(() => toolFunctionNames(env)).toThrow(ConfigError);
+    expect(() => toolFunctionNames(env)).toThrow(SETTINGS.getGuidanceFunction.env);
   });
 });

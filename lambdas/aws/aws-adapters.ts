@@ -1,0 +1,50 @@
+/**
+ * The AWS adapters behind the ports, built from the Lambda's settings
+ * (`config/settings.ts`): each Lambda entry asks here for what it uses, once per
+ * cold start. A missing or bad setting fails the cold start with a `ConfigError`
+ * naming the variable.
+ */
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { ConfigError, SETTINGS, readSetting, readSettings, type Environment } from '../config/settings.ts';
+import type { Embedder } from '../ports/embedder.ts';
+import { DataApiSql } from '../storage/data-api-sql.ts';
+import { SecretsManagerSecrets, readRoleCredentials } from '../secrets/secrets-manager-secrets.ts';
+import type { RoleCredentials } from '../ports/secrets.ts';
+import { BedrockEmbedder } from '../embeddings/bedrock-embedder.ts';
+import { DynamoQuotaStore } from '../quota/dynamo-quota-store.ts';
+import type { LambdaToolName } from './lambda-tool-invoker.ts';
+
+/** The Data API connection as this function's own database role. */
+export function dataApiSql(env: Environment, options: { timeBudgetMs?: number } = {}): DataApiSql {
+  const s = readSettings(env, ['dbClusterArn', 'dbSecretArn', 'dbName']);
+  return new DataApiSql({ resourceArn: s.dbClusterArn, secretArn: s.dbSecretArn, database: s.dbName, ...options });
+}
+
+export function pepperSecrets(env: Environment): SecretsManagerSecrets {
+  return new SecretsManagerSecrets({ secretId: readSetting(env, 'pepperSecretArn') });
+}
+
+/** Bedrock, or none; the bundled encoder is never part of a Lambda bundle. */
+export function lambdaEmbedder(env: Environment): Embedder | undefined {
+  const provider = readSetting(env, 'embeddings');
+  if (provider === 'none') return undefined;
+  if (provider === 'use-lite') {
+    throw new ConfigError(SETTINGS.embeddings.env, `${SETTINGS.embeddings.env}=use-lite is not available on Lambda; use bedrock or none.`);
+  }
+  return new BedrockEmbedder({ modelId: readSetting(env, 'bedrockModelId') });
+}
+
+export function quotaStore(env: Environment): DynamoQuotaStore {
+  return new DynamoQuotaStore({ tableName: readSetting(env, 'quotaTableName') });
+}
+
+/** The function that runs each tool. */
+export function toolFunctionNames(env: Environment): Record<LambdaToolName, string> {
+  const s = readSettings(env, ['searchKnowledgeFunction', 'getGuidanceFunction', 'submitFeedbackFunction']);
+  return { search_knowledge: s.searchKnowledgeFunction, get_guidance: s.getGuidanceFunction, submit_feedback: s.submitFeedbackFunction };
+}
+
+/** Each database role's credentials, from the secrets the stack made for them. */
+export function roleCredentials(env: Environment, client = new SecretsManagerClient({})): Promise<Record<string, RoleCredentials>> {
+  return readRoleCredentials(client, readSetting(env, 'roleSecretArns'));
+}

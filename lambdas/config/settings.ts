@@ -1,0 +1,283 @@
+/**
+ * Every setting chatctx reads from its environment, defined once: the variable's
+ * name, its type and bounds, its default and what it means, for both runtimes.
+ *
+ * The local server, the CLI and the Lambda entries read settings only through
+ * `readSetting`, and the CDK stack takes the variable names it sets from here, so a
+ * name or a default cannot drift between the two runtimes
+ * (`test/architecture/settings.test.ts` fails on any other read of the environment
+ * and on any setting name spelled outside this module). The README's settings
+ * table is rendered from `SETTINGS` by `renderSettingsTable`.
+ *
+ * A value that is present but wrong stops the process at start (or the Lambda at
+ * its cold start) with a `ConfigError` naming the variable; an absent value takes
+ * the default, and an absent required value is an error too. Nothing here decides
+ * policy: derived values (the local Host allow-list, say) are the runtime's job.
+ */
+
+/** A bad or missing setting; `variable` names the environment variable. */
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(message);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+export type Runtime = 'local' | 'aws';
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+export interface Setting<T> {
+  /** The environment variable. */
+  readonly env: string;
+  /** Where it is read. On AWS the stack sets every variable its functions read. */
+  readonly runtimes: readonly Runtime[];
+  /** What it means, for the README. */
+  readonly description: string;
+  /** The default as the README shows it; `undefined` for a required setting. */
+  readonly defaultText: string | undefined;
+  /** The value the default stands for (`undefined` for a required setting). */
+  readonly defaultValue: T | undefined;
+  /** Parses a present, non-blank value; throws a message on a bad one. */
+  readonly parse: (raw: string) => T;
+}
+
+interface Common {
+  readonly env: string;
+  readonly runtimes: readonly Runtime[];
+  readonly description: string;
+}
+
+function setting<T>(common: Common, parse: (raw: string) => T, defaultValue: T | undefined, defaultText?: string): Setting<T> {
+  return { ...common, parse, defaultValue, defaultText: defaultValue === undefined ? undefined : (defaultText ?? String(defaultValue)) };
+}
+
+function integer(common: Common & { readonly min: number; readonly max: number; readonly default: number }): Setting<number> {
+  return setting(
+    common,
+    (raw) => {
+      const value = Number(raw);
+      if (!/^\s*-?\d+\s*$/.test(raw) || !Number.isSafeInteger(value) || value < common.min || value > common.max) {
+        throw new Error(`must be a whole number from ${common.min} to ${common.max}`);
+      }
+      return value;
+    },
+    common.default,
+  );
+}
+
+function text(common: Common & { readonly default?: string }): Setting<string> {
+  return setting(common, (raw) => raw.trim(), common.default);
+}
+
+/** A comma-separated list, trimmed and lower-cased (host names, origins, addresses). */
+function list(common: Common & { readonly defaultText: string }): Setting<readonly string[]> {
+  return setting(
+    common,
+    (raw) =>
+      raw
+        .split(',')
+        .map((item) => item.trim().toLowerCase())
+        .filter((item) => item.length > 0),
+    [],
+    common.defaultText,
+  );
+}
+
+function flag(common: Common & { readonly default: boolean }): Setting<boolean> {
+  return setting(
+    common,
+    (raw) => {
+      const value = raw.trim().toLowerCase();
+      if (value === '1' || value === 'true') return true;
+      if (value === '0' || value === 'false') return false;
+      throw new Error('must be 1 or 0 (true or false)');
+    },
+    common.default,
+    common.default ? '1' : '0',
+  );
+}
+
+function oneOf<const T extends string>(common: Common & { readonly values: readonly T[]; readonly default: T }): Setting<T> {
+  return setting(
+    common,
+    (raw) => {
+      const value = raw.trim().toLowerCase();
+      if (!(common.values as readonly string[]).includes(value)) {
+        throw new Error(`must be one of ${common.values.join(', ')}; got ${JSON.stringify(raw)}`);
+      }
+      return value as T;
+    },
+    common.default,
+  );
+}
+
+/** A JSON object of strings, e.g. `{"chatctx_search": "arn:…"}`. */
+function stringMap(common: Common): Setting<Readonly<Record<string, string>>> {
+  return setting(
+    common,
+    (raw) => {
+      let value: unknown;
+      try {
+        value = JSON.parse(raw);
+      } catch {
+        throw new Error('must be a JSON object');
+      }
+      if (!value || typeof value !== 'object' || Array.isArray(value) || !Object.values(value).every((v) => typeof v === 'string')) {
+        throw new Error('must be a JSON object of strings');
+      }
+      return value as Record<string, string>;
+    },
+    undefined,
+  );
+}
+
+/** The embedding providers: the bundled encoder, Bedrock, or none (keyword search only). */
+export const EMBEDDING_PROVIDERS = ['use-lite', 'bedrock', 'none'] as const;
+export type EmbeddingProvider = (typeof EMBEDDING_PROVIDERS)[number];
+
+/** Amazon Titan Text Embeddings V2, asked for 512 dimensions (the width of every stored vector). */
+export const TITAN_EMBED_TEXT_V2 = 'amazon.titan-embed-text-v2:0';
+
+const LOCAL: readonly Runtime[] = ['local'];
+const AWS: readonly Runtime[] = ['aws'];
+const BOTH: readonly Runtime[] = ['local', 'aws'];
+
+export const SETTINGS = {
+  port: integer({ env: 'PORT', runtimes: LOCAL, min: 0, max: 65_535, default: 8787, description: 'TCP port of the MCP endpoint; `0` picks a free one' }),
+  host: text({ env: 'HOST', runtimes: LOCAL, default: '127.0.0.1', description: 'address the MCP endpoint binds to' }),
+  dataDir: text({
+    env: 'CHATCTX_DATA_DIR',
+    runtimes: LOCAL,
+    default: '.chatctx',
+    description: 'the store (`pgdata/`), `pepper`, and while a server runs `server.json` and `admin-token`; relative to the working directory',
+  }),
+  guestDailyLimit: integer({
+    env: 'CHATCTX_GUEST_DAILY_LIMIT',
+    runtimes: BOTH,
+    min: 0,
+    max: 10_000_000,
+    default: 250,
+    description: 'tool calls per guest IP per UTC day; `0` requires a key',
+  }),
+  allowedHosts: list({
+    env: 'CHATCTX_ALLOWED_HOSTS',
+    runtimes: BOTH,
+    defaultText: 'none',
+    description:
+      '`Host` values accepted besides the runtime\'s own (locally the loopback names and `HOST`); comma-separated, `*` for any. The stack sets `*`: API Gateway routes only its own host names',
+  }),
+  allowedOrigins: list({
+    env: 'CHATCTX_ALLOWED_ORIGINS',
+    runtimes: BOTH,
+    defaultText: 'none',
+    description: 'browser `Origin`s accepted besides the local server\'s own, e.g. `http://localhost:6274` for the Inspector UI; comma-separated',
+  }),
+  trustedProxies: list({
+    env: 'CHATCTX_TRUSTED_PROXIES',
+    runtimes: LOCAL,
+    defaultText: 'none',
+    description: 'peer addresses whose `X-Forwarded-For` is believed; otherwise the socket address is the client IP',
+  }),
+  keepAliveSeconds: integer({
+    env: 'CHATCTX_KEEPALIVE_SECONDS',
+    runtimes: LOCAL,
+    min: 1,
+    max: 25,
+    default: 25,
+    description: 'seconds between `: keepalive` comments on GET streams',
+  }),
+  starterCorpus: flag({
+    env: 'CHATCTX_STARTER_CORPUS',
+    runtimes: LOCAL,
+    default: true,
+    description: 'load and approve `guidance/` on the first start of an empty store; `0` skips it',
+  }),
+  embeddings: oneOf({
+    env: 'CHATCTX_EMBEDDINGS',
+    runtimes: BOTH,
+    values: EMBEDDING_PROVIDERS,
+    default: 'use-lite',
+    description:
+      '`use-lite` (bundled, offline; local only), `bedrock` (Titan Text Embeddings V2, 512-d; needs AWS credentials; what the stack sets) or `none` (keyword search only)',
+  }),
+  bedrockModelId: text({
+    env: 'CHATCTX_BEDROCK_MODEL_ID',
+    runtimes: BOTH,
+    default: TITAN_EMBED_TEXT_V2,
+    description: 'the Bedrock embedding model (it must return 512-dimensional vectors)',
+  }),
+  dbClusterArn: text({ env: 'CHATCTX_DB_CLUSTER_ARN', runtimes: AWS, description: 'the Aurora cluster the Data API runs statements on' }),
+  dbSecretArn: text({ env: 'CHATCTX_DB_SECRET_ARN', runtimes: AWS, description: "the secret of the function's own database role" }),
+  dbName: text({ env: 'CHATCTX_DB_NAME', runtimes: AWS, description: 'the database name' }),
+  pepperSecretArn: text({ env: 'CHATCTX_PEPPER_SECRET_ARN', runtimes: AWS, description: 'the pepper secret (gateway, search, admin)' }),
+  quotaTableName: text({ env: 'CHATCTX_QUOTA_TABLE_NAME', runtimes: AWS, description: 'the DynamoDB quota table (gateway)' }),
+  searchKnowledgeFunction: text({
+    env: 'CHATCTX_TOOL_FUNCTION_SEARCH_KNOWLEDGE',
+    runtimes: AWS,
+    description: 'the function that runs `search_knowledge` (gateway)',
+  }),
+  getGuidanceFunction: text({ env: 'CHATCTX_TOOL_FUNCTION_GET_GUIDANCE', runtimes: AWS, description: 'the function that runs `get_guidance` (gateway)' }),
+  submitFeedbackFunction: text({
+    env: 'CHATCTX_TOOL_FUNCTION_SUBMIT_FEEDBACK',
+    runtimes: AWS,
+    description: 'the function that runs `submit_feedback` (gateway)',
+  }),
+  roleSecretArns: stringMap({
+    env: 'CHATCTX_ROLE_SECRET_ARNS',
+    runtimes: AWS,
+    description: 'database role name → the secret holding its password, as JSON (migrate)',
+  }),
+  lambdaTaskRoot: text({
+    env: 'LAMBDA_TASK_ROOT',
+    runtimes: AWS,
+    default: '.',
+    description: 'set by the Lambda runtime: where the bundle (and the migrations copied beside it) is unpacked',
+  }),
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;
+export type SettingValue<K extends SettingName> = (typeof SETTINGS)[K] extends Setting<infer T> ? T : never;
+
+/**
+ * The value of one setting from `env`: parsed when present and non-blank, else its
+ * default; throws `ConfigError` naming the variable when the value is bad or a
+ * required one is missing.
+ */
+export function readSetting<K extends SettingName>(env: Environment, name: K): SettingValue<K> {
+  const spec = SETTINGS[name] as Setting<SettingValue<K>>;
+  const raw = env[spec.env];
+  if (raw === undefined || raw.trim() === '') {
+    if (spec.defaultValue === undefined) throw new ConfigError(spec.env, `${spec.env} is required (${spec.description}).`);
+    return spec.defaultValue;
+  }
+  try {
+    return spec.parse(raw);
+  } catch (error) {
+    // Only a choice among fixed words quotes what it got; no other message repeats the value.
+    throw new ConfigError(spec.env, `${spec.env} ${(error as Error).message}.`);
+  }
+}
+
+/** A setting's default value; throws for a required setting, which has none. */
+export function settingDefault<K extends SettingName>(name: K): SettingValue<K> {
+  const value = (SETTINGS[name] as Setting<SettingValue<K>>).defaultValue;
+  if (value === undefined) throw new Error(`${SETTINGS[name].env} has no default.`);
+  return value;
+}
+
+/** Several settings at once, as an object keyed by setting name. */
+export function readSettings<const K extends SettingName>(env: Environment, names: readonly K[]): { readonly [N in K]: SettingValue<N> } {
+  return Object.fromEntries(names.map((name) => [name, readSetting(env, name)])) as { [N in K]: SettingValue<N> };
+}
+
+/** The README's settings table, one row per setting, in `SETTINGS` order. */
+export function renderSettingsTable(): string {
+  const rows = Object.values(SETTINGS as Record<string, Setting<unknown>>).map((spec) => {
+    const where = spec.runtimes.length === 2 ? 'both' : spec.runtimes[0] === 'aws' ? 'AWS' : 'local';
+    const fallback = spec.defaultText === undefined ? 'required' : spec.defaultText === 'none' ? 'none' : `\`${spec.defaultText}\``;
+    return `| \`${spec.env}\` | ${where} | ${fallback} | ${spec.description} |`;
+  });
+  return ['| variable | runtime | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}

@@ -1,0 +1,90 @@
+/**
+ * Reads approved records with their applicability and sources: the stored form
+ * every detail level is shaped from (`record-shape.ts`). Candidates and deprecated
+ * records are never read here, so they cannot reach a tool.
+ */
+import type { Sql } from '../ports/sql.ts';
+import type { RecordStatus } from './record-schema.ts';
+
+export interface AppliesTo {
+  kind: string;
+  name: string;
+  version_constraint?: string;
+}
+
+export interface Source {
+  title: string;
+  url: string;
+  publisher?: string;
+  evidence_excerpt?: string;
+  relation: string;
+}
+
+/** A record as stored, with everything any detail level may need. */
+export interface StoredRecord {
+  id: string;
+  slug: string;
+  status: RecordStatus;
+  title: string;
+  topic: string;
+  task_types: string[];
+  summary: string | null;
+  recommendation: string;
+  rationale: string | null;
+  conditions: string[];
+  exceptions: string[];
+  pitfalls: string[];
+  verification_checks: string[];
+  examples: string | null;
+  confidence: 'high' | 'medium' | 'low';
+  content_version: number;
+  updated_at: string;
+  approved_at: string | null;
+  applies_to: AppliesTo[];
+  sources: Source[];
+}
+
+/** The columns and aggregated children every record read selects (alias `r`). */
+const RECORD_COLUMNS = `
+  r.id::text AS id, r.slug, r.status, r.title, r.topic, r.task_types, r.summary, r.recommendation,
+  r.rationale, r.conditions, r.exceptions, r.pitfalls, r.verification_checks, r.examples, r.confidence,
+  r.content_version, r.updated_at, r.approved_at,
+  (SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+      'kind', a.kind, 'name', a.name, 'version_constraint', a.version_constraint)) ORDER BY a.position), '[]'::jsonb)
+     FROM record_applies_to a WHERE a.record_id = r.id) AS applies_to,
+  (SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+      'title', s.title, 'url', s.url, 'publisher', s.publisher,
+      'evidence_excerpt', s.evidence_excerpt, 'relation', s.relation)) ORDER BY s.position), '[]'::jsonb)
+     FROM record_sources s WHERE s.record_id = r.id) AS sources`;
+
+/** The jsonb columns of `RECORD_COLUMNS`, which the Sql adapter returns parsed. */
+const JSON_COLUMNS = ['conditions', 'exceptions', 'pitfalls', 'verification_checks', 'applies_to', 'sources'] as const;
+
+async function selectApproved(sql: Sql, condition: string, identifiers: readonly string[]): Promise<StoredRecord[]> {
+  return sql.query<StoredRecord>(
+    `SELECT ${RECORD_COLUMNS} FROM records r WHERE r.status = 'approved' AND ${condition}`,
+    [JSON.stringify(identifiers)],
+    { json: JSON_COLUMNS },
+  );
+}
+
+/** Approved records whose id or slug is in `identifiers`, keyed by both. */
+export async function findApprovedRecords(sql: Sql, identifiers: readonly string[]): Promise<Map<string, StoredRecord>> {
+  const records = await selectApproved(
+    sql,
+    `(r.slug IN (SELECT jsonb_array_elements_text($1::jsonb)) OR r.id::text IN (SELECT jsonb_array_elements_text($1::jsonb)))`,
+    identifiers,
+  );
+  const found = new Map<string, StoredRecord>();
+  for (const record of records) {
+    found.set(record.slug, record);
+    found.set(record.id, record);
+  }
+  return found;
+}
+
+/** Approved records by id, in no particular order. */
+export async function loadApprovedByIds(sql: Sql, ids: readonly string[]): Promise<StoredRecord[]> {
+  if (ids.length === 0) return [];
+  return selectApproved(sql, 'r.id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)', ids);
+}
