@@ -1,7 +1,8 @@
 /**
  * `Secrets` from a file in the data directory: 32 random bytes, created with mode
- * 0600 on first run and read once. Losing the file invalidates every API key and
- * hash, so it is never rotated silently.
+ * 0600 on first run and read once; the local counterpart of
+ * `secrets-manager-secrets.ts`. Losing the file invalidates every API key and hash,
+ * so it is never rotated silently.
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
@@ -17,8 +18,15 @@ export class FileSecrets implements Secrets {
     return join(this.dataDir, 'pepper');
   }
 
+  /** The pepper, read once; a failed read is not remembered, so a repaired file is picked up. */
   pepper(): Promise<Buffer> {
-    this.cached ??= this.load();
+    if (!this.cached) {
+      const loading = this.load();
+      this.cached = loading;
+      loading.catch(() => {
+        if (this.cached === loading) this.cached = undefined;
+      });
+    }
     return this.cached;
   }
 

@@ -1,0 +1,22 @@
+/**
+ * The `QuotaStore` contract against both adapters: the SQL table (on PGlite, as
+ * the local server runs it) and DynamoDB (against dynalite, as the gateway runs it).
+ */
+import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
+import { migrate } from '../../lambdas/storage/migrations.ts';
+import { SqlQuotaStore } from '../../lambdas/quota/sql-quota-store.ts';
+import { DynamoQuotaStore } from '../../lambdas/quota/dynamo-quota-store.ts';
+import { createQuotaTable, startDynalite } from '../support/dynalite.ts';
+import { describeQuotaStoreContract } from './quota-store.contract.ts';
+
+describeQuotaStoreContract('SQL table on PGlite', async () => {
+  const sql = await PgliteSql.open();
+  await migrate(sql);
+  return { store: new SqlQuotaStore(sql), close: () => sql.close() };
+});
+
+describeQuotaStoreContract('DynamoDB', async () => {
+  const dynamo = await startDynalite();
+  await createQuotaTable(dynamo.client, 'quota');
+  return { store: new DynamoQuotaStore({ client: dynamo.client, tableName: 'quota' }), close: () => dynamo.close() };
+});
