@@ -2,7 +2,7 @@
  * The `chatctx` command line: serve the local MCP endpoint and run owner
  * commands (keys, records). Wiring and printing only; the work is in `lambdas/`.
  */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { resolve } from 'node:path';
 import { readLocalConfig } from '../lambdas/local/local-config.ts';
 import { ConfigError, SETTINGS } from '../lambdas/config/settings.ts';
@@ -112,7 +112,7 @@ keys
   .command('create')
   .description('create an API key (the key is printed once)')
   .requiredOption('--name <name>', 'a label for the key, e.g. the agent or team using it')
-  .option('--daily-quota <n>', 'tool calls per UTC day (default: unlimited)', wholeNumber)
+  .addOption(new Option('--daily-quota <n>', 'tool calls per UTC day (default: unlimited)').argParser(wholeNumber))
   .action(async (opts: { name: string; dailyQuota?: number }) => {
     const key = await admin<CreatedApiKey>({ op: 'keys.create', name: opts.name, daily_quota: opts.dailyQuota ?? null });
     print(

@@ -36,10 +36,8 @@ export type DatabaseRoleName = (typeof DATABASE_ROLES)[DatabaseRolePurpose];
 
 /** The Data API calls a function needs to run statements and transactions. */
 export const DATA_API_ACTIONS = [
-  'rds-data:ExecuteStatement',
-  'rds-data:BeginTransaction',
-  'rds-data:CommitTransaction',
-  'rds-data:RollbackTransaction',
+  'rds-data:ExecuteStatement', 'rds-data:BeginTransaction',
+  'rds-data:CommitTransaction', 'rds-data:RollbackTransaction',
 ] as const;
 
 /** The engine: PostgreSQL 16 with auto-pause (0 ACU) support and pgvector. */

@@ -99,11 +99,19 @@ export class McpFunctions extends Construct {
     const grants = new Grants(this, props);
 
     // Tools. Their timeouts stay below the gateway's so the gateway can answer.
-    this.searchKnowledge = this.searchKnowledgeFunction(grants);
+    this.searchKnowledge = this.embeddingFunction(grants, 'SearchKnowledge', 'search', {
+      entry: FUNCTION_ENTRIES.searchKnowledge,
+      description: 'chatctx tool search_knowledge',
+      timeout: Duration.seconds(20),
+    });
     this.getGuidance = this.toolFunction(grants, 'GetGuidance', 'get_guidance', FUNCTION_ENTRIES.getGuidance, 'reader');
     this.submitFeedback = this.toolFunction(grants, 'SubmitFeedback', 'submit_feedback', FUNCTION_ENTRIES.submitFeedback, 'feedback');
     this.gateway = this.gatewayFunction(grants, props, guestDailyLimit, allowedOrigins);
-    this.admin = this.adminFunction(grants);
+    this.admin = this.embeddingFunction(grants, 'Admin', 'master', {
+      entry: FUNCTION_ENTRIES.admin,
+      description: 'chatctx owner operations (IAM invoke only)',
+      timeout: Duration.minutes(15),
+    });
     this.migrate = this.migrateFunction(grants);
     this.site = new ChatctxFunction(this, 'Site', {
       entry: FUNCTION_ENTRIES.site,
@@ -115,15 +123,17 @@ export class McpFunctions extends Construct {
     });
   }
 
-  private searchKnowledgeFunction(grants: Grants): ChatctxFunction {
-    const fn = new ChatctxFunction(this, 'SearchKnowledge', {
-      entry: FUNCTION_ENTRIES.searchKnowledge,
-      description: 'chatctx tool search_knowledge',
+  /**
+   * A function that embeds with Bedrock and hashes with the pepper (search_knowledge,
+   * admin): its database role, the pepper and Titan V2, nothing else.
+   */
+  private embeddingFunction(grants: Grants, id: string, purpose: SecretPurpose, options: { entry: string; description: string; timeout: Duration }): ChatctxFunction {
+    const fn = new ChatctxFunction(this, id, {
+      ...options,
       memorySize: 1024,
-      timeout: Duration.seconds(20),
-      environment: { ...grants.databaseEnvironment('search'), [env('pepperSecretArn')]: grants.pepperSecret.secretArn, ...EMBEDDING_ENVIRONMENT },
+      environment: { ...grants.databaseEnvironment(purpose), [env('pepperSecretArn')]: grants.pepperSecret.secretArn, ...EMBEDDING_ENVIRONMENT },
     });
-    grants.databaseAs(fn, 'search');
+    grants.databaseAs(fn, purpose);
     grants.pepperSecret.grantRead(fn.role);
     grants.embeddings(fn);
     return fn;
@@ -172,20 +182,6 @@ export class McpFunctions extends Construct {
         resources: tools.map((tool) => tool.function.functionArn),
       }),
     );
-    return fn;
-  }
-
-  private adminFunction(grants: Grants): ChatctxFunction {
-    const fn = new ChatctxFunction(this, 'Admin', {
-      entry: FUNCTION_ENTRIES.admin,
-      description: 'chatctx owner operations (IAM invoke only)',
-      memorySize: 1024,
-      timeout: Duration.minutes(15),
-      environment: { ...grants.databaseEnvironment('master'), [env('pepperSecretArn')]: grants.pepperSecret.secretArn, ...EMBEDDING_ENVIRONMENT },
-    });
-    grants.databaseAs(fn, 'master');
-    grants.pepperSecret.grantRead(fn.role);
-    grants.embeddings(fn);
     return fn;
   }
 

@@ -16,21 +16,12 @@ export const PEPPER_JSON_KEY = 'pepper';
 /** The pepper's length in characters. */
 export const PEPPER_LENGTH = 64;
 
-export interface PepperSecretProps {
-  /**
-   * What happens to the secret when it leaves the stack. Losing the pepper stops
-   * every API key from working, so it is kept by default.
-   *
-   * @default RemovalPolicy.RETAIN
-   */
-  readonly removalPolicy?: RemovalPolicy;
-}
-
 export class PepperSecret extends Construct {
   /** The secret holding `{"pepper": "<64 characters>"}`. */
   public readonly secret: secretsmanager.Secret;
 
-  constructor(scope: Construct, id: string, props: PepperSecretProps = {}) {
+  /** The secret is always retained when it leaves the stack: losing it would revoke every key at once. */
+  constructor(scope: Construct, id: string) {
     super(scope, id);
     this.secret = new secretsmanager.Secret(this, 'Secret', {
       description: 'chatctx pepper: the HMAC key for API key hashes, guest counters and query hashes. Do not rotate.',
@@ -40,7 +31,7 @@ export class PepperSecret extends Construct {
         passwordLength: PEPPER_LENGTH,
         excludePunctuation: true,
       },
-      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+      removalPolicy: RemovalPolicy.RETAIN,
     });
     Validations.of(this.secret).acknowledge({
       id: 'AwsSolutions::AwsSolutions-SMG4',

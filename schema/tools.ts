@@ -32,30 +32,14 @@ export const LIMITS = {
 } as const;
 
 export const TOPICS = [
-  'architecture',
-  'implementation',
-  'security',
-  'accessibility',
-  'ux',
-  'reliability',
-  'testing',
-  'performance',
-  'data',
-  'observability',
-  'tooling',
+  'architecture', 'implementation', 'security', 'accessibility', 'ux', 'reliability',
+  'testing', 'performance', 'data', 'observability', 'tooling',
 ] as const;
 export type Topic = (typeof TOPICS)[number];
 
 export const TASK_TYPES = [
-  'build',
-  'architecture',
-  'debug',
-  'security',
-  'accessibility',
-  'performance',
-  'testing',
-  'review',
-  'other',
+  'build', 'architecture', 'debug', 'security', 'accessibility',
+  'performance', 'testing', 'review', 'other',
 ] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 

@@ -16,6 +16,7 @@ import { embedRecords, passagesOf, recordsToEmbed, type EmbedProgress } from '..
 import { errorKind } from '../observability/logger.ts';
 import { listRecords, setRecordStatus } from '../records/record-review.ts';
 import { RECORD_STATUSES } from '../records/record-schema.ts';
+import { SETTINGS } from '../config/settings.ts';
 import { listFeedback } from '../feedback/feedback-repository.ts';
 import { FEEDBACK_CATEGORIES } from '../../schema/tools.ts';
 import { validateRecords } from '../records/record-files.ts';
@@ -99,7 +100,7 @@ export async function embedChanged(deps: AdminDeps, ids: readonly string[]): Pro
 }
 
 async function backfill(deps: AdminDeps, force: boolean, dryRun: boolean): Promise<BackfillResult> {
-  if (!deps.embedder) throw new ValidationError('No embedding provider is configured (CHATCTX_EMBEDDINGS=none).');
+  if (!deps.embedder) throw new ValidationError(`No embedding provider is configured (${SETTINGS.embeddings.env}=none).`);
   const embedder = deps.embedder;
   const stale = await recordsToEmbed(deps.sql, embedder.model, { force });
   const texts = stale.flatMap(passagesOf);

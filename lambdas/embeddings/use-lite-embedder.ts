@@ -23,6 +23,7 @@
  */
 import type { Embedder } from '../ports/embedder.ts';
 import { assertEmbeddableTexts } from './embeddable-text.ts';
+import { loadOnce } from '../errors/load-once.ts';
 
 /** The part of the energetic-ai model this adapter uses. */
 export interface UseLiteModel {
@@ -50,11 +51,11 @@ export class UseLiteEmbedder implements Embedder {
   readonly model = 'universal-sentence-encoder-lite';
   readonly dimensions = USE_LITE_DIMENSIONS;
 
-  private readonly load: () => Promise<UseLiteModel>;
-  private loading: Promise<UseLiteModel> | undefined;
+  /** The model, loaded once; a failed load is forgotten so that the next call retries. */
+  private readonly loadedModel: () => Promise<UseLiteModel>;
 
   constructor(options: UseLiteEmbedderOptions = {}) {
-    this.load = options.load ?? loadBundledModel;
+    this.loadedModel = loadOnce(options.load ?? loadBundledModel);
   }
 
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
@@ -80,17 +81,5 @@ export class UseLiteEmbedder implements Embedder {
     }
     signal?.throwIfAborted();
     return vectors;
-  }
-
-  /** The model, loaded once; a failed load is forgotten so that the next call retries. */
-  private loadedModel(): Promise<UseLiteModel> {
-    if (!this.loading) {
-      const loading = this.load();
-      this.loading = loading;
-      loading.catch(() => {
-        if (this.loading === loading) this.loading = undefined;
-      });
-    }
-    return this.loading;
   }
 }

@@ -14,15 +14,8 @@ export const RECORD_STATUSES = ['candidate', 'approved', 'deprecated'] as const;
 export type RecordStatus = (typeof RECORD_STATUSES)[number];
 
 export const APPLIES_TO_KINDS = [
-  'language',
-  'framework',
-  'library',
-  'runtime',
-  'database',
-  'platform',
-  'protocol',
-  'standard',
-  'tool',
+  'language', 'framework', 'library', 'runtime', 'database',
+  'platform', 'protocol', 'standard', 'tool',
 ] as const;
 
 export const recordFileSchema = z.strictObject({

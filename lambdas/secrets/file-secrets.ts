@@ -8,26 +8,16 @@ import { randomBytes } from 'node:crypto';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Secrets } from '../ports/secrets.ts';
+import { loadOnce } from '../errors/load-once.ts';
 
 export class FileSecrets implements Secrets {
-  private cached: Promise<Buffer> | undefined;
+  /** The pepper, read once; a failed read is not remembered, so a repaired file is picked up. */
+  readonly pepper: () => Promise<Buffer> = loadOnce(() => this.load());
 
   constructor(private readonly dataDir: string) {}
 
   get path(): string {
     return join(this.dataDir, 'pepper');
-  }
-
-  /** The pepper, read once; a failed read is not remembered, so a repaired file is picked up. */
-  pepper(): Promise<Buffer> {
-    if (!this.cached) {
-      const loading = this.load();
-      this.cached = loading;
-      loading.catch(() => {
-        if (this.cached === loading) this.cached = undefined;
-      });
-    }
-    return this.cached;
   }
 
   private async load(): Promise<Buffer> {

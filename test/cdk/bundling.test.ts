@@ -5,6 +5,7 @@
  * the deployed functions (an ESM/CommonJS `require` mix-up, a data file missing from
  * the bundle, the local runtime's heavy dependencies dragged in) breaks here.
  */
+import { SETTINGS } from '../../lambdas/config/settings.ts';
 import { execFileSync, execSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -72,7 +73,7 @@ function invokeInNode(name: FunctionName, events: unknown[] = []): { handlerType
     process.stdout.write(JSON.stringify({ handlerType: typeof m.handler, results, loadMs }));`;
   const output = execFileSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
     // No AWS credentials or region: nothing in these calls may reach AWS.
-    env: { PATH: process.env.PATH, EVENTS: JSON.stringify(events), GUEST_DAILY_LIMIT: '250' },
+    env: { PATH: process.env.PATH, EVENTS: JSON.stringify(events), [SETTINGS.guestDailyLimit.env]: '77' },
     cwd: bundles[name].dir,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -138,7 +139,7 @@ describe('Lambda bundles', () => {
     expect(results).toEqual([{ PhysicalResourceId: 'chatctx-schema' }]);
   });
 
-  it('site serves the documentation files from inside its bundle, naming the stage URL', () => {
+  it('site serves the documentation files from inside its bundle, naming the stage URL and the configured guest limit', () => {
     const paths = ['/llms.txt', '/docs.md', '/agent-instructions.md', '/nope'];
     const { results } = invokeInNode('site', paths.map((path) => apiEvent('GET', path)));
     const [llms, docs, instructions, missing] = results as APIGatewayProxyResult[];
@@ -147,6 +148,8 @@ describe('Lambda bundles', () => {
       expect(result?.body.length, path).toBeGreaterThan(100);
     }
     expect(llms?.body).toContain('https://abc123.execute-api.eu-west-1.amazonaws.com/v1/mcp');
+    // The guest limit comes from the same setting the stack sets for the function.
+    expect(docs?.body).toContain('77 tool calls per client IP');
     expect(missing?.statusCode).toBe(404);
   });
 
