@@ -20,6 +20,9 @@ import type { RecordSummary } from '../lambdas/records/record-review.ts';
 import type { FeedbackRow } from '../lambdas/feedback/feedback-repository.ts';
 import type { ApiKeyInfo, CreatedApiKey } from '../lambdas/auth/key-repository.ts';
 
+// Everything this process creates (the store, the pepper, tokens) is for its owner only.
+process.umask(0o077);
+
 const program = new Command('chatctx')
   .description('Owner-reviewed engineering guidance for coding agents, over MCP.')
   .option('--data-dir <dir>', 'data directory (default: $CHATCTX_DATA_DIR or ./.chatctx)')
@@ -61,7 +64,8 @@ async function admin<T>(command: AdminCommand): Promise<T> {
     if (remote) return (await runRemoteAdmin(remote, command)) as T;
     const config = readLocalConfig();
     const embedder = () => createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
-    return (await runLocalAdmin(dataDir(), command, { embedder, onProgress })) as T;
+    const onWait = (holder: string) => console.error(`waiting for ${holder} to finish…`);
+    return (await runLocalAdmin(dataDir(), command, { embedder, onProgress, onWait })) as T;
   } finally {
     bar?.stop();
   }

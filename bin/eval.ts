@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 import { MultiBar, Presets } from 'cli-progress';
 import { runEvaluation, formatReport } from './evaluation/run-eval.ts';
 import { CachedEmbedder } from './evaluation/cached-embedder.ts';
-import { WorkerPoolEmbedder } from '../lambdas/embeddings/worker-pool-embedder.ts';
+import { availableParallelism } from 'node:os';
 import { createEmbedder } from '../lambdas/embeddings/embedder-factory.ts';
 import { SETTINGS, readSetting } from '../lambdas/config/settings.ts';
 
@@ -29,9 +29,8 @@ const opts = new Command('eval')
 
 const env = opts.embeddings === undefined ? process.env : { ...process.env, [SETTINGS.embeddings.env]: opts.embeddings };
 const provider = readSetting(env, 'embeddings');
-// USE-lite is single-threaded JavaScript: bulk-embed the corpus on one worker per core.
-const pool = provider === 'use-lite' ? new WorkerPoolEmbedder() : undefined;
-const inner = pool ?? (await createEmbedder({ provider, bedrockModelId: readSetting(env, 'bedrockModelId') }));
+// Nothing else runs beside a bulk evaluation: embed the corpus on one worker thread per core.
+const inner = await createEmbedder({ provider, bedrockModelId: readSetting(env, 'bedrockModelId'), threads: availableParallelism() });
 const embedder = inner ? await CachedEmbedder.open(inner, resolve(opts.cacheDir)) : undefined;
 // On a terminal: live bars. Elsewhere (CI logs, pipes): a progress line every 15 s.
 const bars = new MultiBar(
@@ -57,7 +56,7 @@ const report = await runEvaluation({
   },
 });
 bars.stop();
-await pool?.close();
+await inner?.close?.();
 const total = Math.round((performance.now() - started) / 100) / 10;
 console.log(formatReport(report));
 if (embedder) console.log(`document embedding cache: ${embedder.hits} hits, ${embedder.misses} new embeddings (${embedder.size} cached)`);

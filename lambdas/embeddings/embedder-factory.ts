@@ -1,8 +1,8 @@
 /**
  * Builds the configured Embedder. `none` means no embedder at all: search then runs
- * on full-text ranking alone. Each adapter module is imported only when chosen, so
- * a local server never loads the Bedrock client and a Lambda never loads the
- * sentence encoder.
+ * on full-text ranking alone. The bundled encoder runs on worker threads, never on
+ * the caller's event loop. Each adapter module is imported only when chosen, so a
+ * local server never loads the Bedrock client and a Lambda never loads the encoder.
  */
 import type { Embedder } from '../ports/embedder.ts';
 import type { EmbeddingProvider } from '../config/settings.ts';
@@ -11,13 +11,15 @@ export interface EmbedderChoice {
   readonly provider: EmbeddingProvider;
   /** Bedrock model id, for `bedrock`. */
   readonly bedrockModelId?: string;
+  /** Worker threads for `use-lite`. @default all cores but one */
+  readonly threads?: number;
 }
 
 export async function createEmbedder(choice: EmbedderChoice): Promise<Embedder | undefined> {
   switch (choice.provider) {
     case 'use-lite': {
-      const { UseLiteEmbedder } = await import('./use-lite-embedder.ts');
-      return new UseLiteEmbedder();
+      const { WorkerPoolEmbedder } = await import('./worker-pool-embedder.ts');
+      return new WorkerPoolEmbedder(choice.threads);
     }
     case 'bedrock': {
       const { BedrockEmbedder } = await import('./bedrock-embedder.ts');

@@ -1,63 +1,129 @@
 /**
- * USE-lite on several worker threads, for bulk embedding in the evaluation: the
- * encoder is single-threaded JavaScript, so a 2-core machine embeds a corpus about
- * twice as fast with two workers. Same model and outputs as `UseLiteEmbedder`.
+ * USE-lite on worker threads: the encoder is synchronous JavaScript, so on the
+ * server's event loop every embedding (an import's records, a query on a cache
+ * miss) would stop every other request. Here each worker holds its own model and
+ * the calling thread only waits. Same model and outputs as `UseLiteEmbedder`.
+ *
+ * - Workers start on the first `embed` call, not at construction, so a command that
+ *   never embeds never pays for the model; each loads it as soon as it starts.
+ * - Texts go out in chunks of at most 32, one chunk per worker at a time, from one
+ *   queue in which short calls (a query, a few passages) go before bulk chunks: a
+ *   search embedding its query waits for at most one chunk of an import, and a bulk
+ *   embedding keeps every worker busy.
+ * - A worker that crashes or exits fails only the chunks it held; the next chunk
+ *   gets a fresh worker. A caller's signal rejects its call at once (a chunk already
+ *   in a worker runs to completion there and is discarded).
+ *
  * Each worker starts from a small .mjs entry that registers tsx (loader hooks do
  * not cross threads) and then loads the TypeScript worker body.
  */
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import type { Embedder } from '../ports/embedder.ts';
-import { UseLiteEmbedder } from './use-lite-embedder.ts';
+import { USE_LITE_BATCH_SIZE, USE_LITE_DIMENSIONS, UseLiteEmbedder } from './use-lite-embedder.ts';
 import { assertEmbeddableTexts } from './embeddable-text.ts';
+import { positiveInteger } from '../errors/argument-checks.ts';
 
 type Reply = { id: number; vectors?: Float32Array[]; error?: string };
+
+interface Job {
+  readonly texts: string[];
+  resolve(vectors: Float32Array[]): void;
+  reject(error: Error): void;
+}
+
+interface Slot {
+  readonly worker: Worker;
+  /** The chunk the worker is embedding, if any. */
+  busy?: { readonly id: number; readonly job: Job };
+}
+
+/** Calls with at most this many texts go before bulk work. */
+const SHORT_CALL = 4;
+
+/** Threads for embedding beside the event loop's: all cores but one, at least one. */
+export function defaultEmbeddingThreads(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
 
 export class WorkerPoolEmbedder implements Embedder {
   readonly provider: string;
   readonly model: string;
-  readonly dimensions: number;
-  private readonly workers: Worker[];
-  private readonly pending = new Map<number, { resolve: (v: Float32Array[]) => void; reject: (e: Error) => void }>();
+  readonly dimensions = USE_LITE_DIMENSIONS;
+  private readonly slots: (Slot | undefined)[];
+  private readonly urgent: Job[] = [];
+  private readonly bulk: Job[] = [];
   private nextId = 0;
+  private closed = false;
 
-  constructor(size = Math.max(1, availableParallelism())) {
+  constructor(threads = defaultEmbeddingThreads()) {
     const reference = new UseLiteEmbedder();
     this.provider = reference.provider;
     this.model = reference.model;
-    this.dimensions = reference.dimensions;
-    this.workers = Array.from({ length: size }, () => {
-      const worker = new Worker(new URL('./use-lite-worker.mjs', import.meta.url));
-      worker.on('message', (reply: Reply) => {
-        const waiting = this.pending.get(reply.id);
-        this.pending.delete(reply.id);
-        if (reply.vectors) waiting?.resolve(reply.vectors);
-        else waiting?.reject(new Error(`embedding worker failed (${reply.error})`));
-      });
-      worker.unref();
-      return worker;
-    });
+    this.slots = Array.from({ length: positiveInteger('threads', threads) }, () => undefined);
   }
 
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
     assertEmbeddableTexts(texts);
     signal?.throwIfAborted();
-    const share = Math.ceil(texts.length / this.workers.length);
-    const parts = this.workers
-      .map((worker, i) => ({ worker, texts: texts.slice(i * share, (i + 1) * share) }))
-      .filter((p) => p.texts.length > 0)
-      .map(
-        ({ worker, texts: chunk }) =>
-          new Promise<Float32Array[]>((resolve, reject) => {
-            const id = this.nextId++;
-            this.pending.set(id, { resolve, reject });
-            worker.postMessage({ id, texts: chunk });
-          }),
-      );
-    return (await Promise.all(parts)).flat();
+    if (this.closed) throw new Error('The embedding worker pool is closed.');
+    const queue = texts.length <= SHORT_CALL ? this.urgent : this.bulk;
+    const chunks: Promise<Float32Array[]>[] = [];
+    for (let start = 0; start < texts.length; start += USE_LITE_BATCH_SIZE) {
+      chunks.push(new Promise((resolve, reject) => queue.push({ texts: texts.slice(start, start + USE_LITE_BATCH_SIZE), resolve, reject })));
+    }
+    this.pump();
+    const all = Promise.all(chunks).then((parts) => parts.flat());
+    if (!signal) return all;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      all.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    this.closed = true;
+    for (const job of [...this.urgent.splice(0), ...this.bulk.splice(0)]) job.reject(new Error('The embedding worker pool is closed.'));
+    await Promise.all(this.slots.map((slot) => slot?.worker.terminate()));
+  }
+
+  /** Gives every idle worker (starting workers as needed) the next job, short calls first. */
+  private pump(): void {
+    for (let i = 0; i < this.slots.length; i++) {
+      if (this.urgent.length === 0 && this.bulk.length === 0) return;
+      const slot = (this.slots[i] ??= this.spawn(i));
+      if (slot.busy) continue;
+      const job = (this.urgent.shift() ?? this.bulk.shift())!;
+      slot.busy = { id: this.nextId++, job };
+      // A worker with work keeps the process alive; an idle one must not (see spawn).
+      slot.worker.ref();
+      slot.worker.postMessage({ id: slot.busy.id, texts: job.texts });
+    }
+  }
+
+  private spawn(index: number): Slot {
+    const worker = new Worker(new URL('./use-lite-worker.mjs', import.meta.url));
+    const slot: Slot = { worker };
+    const fail = (error: Error) => {
+      if (this.slots[index] === slot) this.slots[index] = undefined;
+      slot.busy?.job.reject(error);
+      slot.busy = undefined;
+      if (!this.closed) this.pump();
+    };
+    worker.on('message', (reply: Reply) => {
+      const busy = slot.busy;
+      if (!busy || busy.id !== reply.id) return;
+      slot.busy = undefined;
+      worker.unref();
+      if (reply.vectors) busy.job.resolve(reply.vectors);
+      else busy.job.reject(new Error(`embedding worker failed (${reply.error})`));
+      this.pump();
+    });
+    worker.on('error', (error) => fail(new Error(`embedding worker crashed (${error.name})`)));
+    worker.on('exit', (code) => fail(new Error(`embedding worker exited (code ${code})`)));
+    // Idle workers must not keep a CLI command's process alive.
+    worker.unref();
+    return slot;
   }
 }

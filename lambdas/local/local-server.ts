@@ -1,22 +1,30 @@
 /**
- * The local runtime: one Node process that owns the embedded store and serves
+ * The local runtime: one Node process that owns a data directory and serves
  *
  *  - the MCP endpoint (`/mcp`) through the shared fetch-style core handler, plus
  *    the public documentation files, and
- *  - a loopback-only admin endpoint (`admin-endpoint.ts`) so CLI commands work
+ *  - a loopback-only admin endpoint (`admin-endpoint.ts`), so CLI commands work
  *    while the server holds the store.
  *
- * `server.json` in the data directory (`data-dir.ts`) tells the CLI where the admin
- * endpoint is and stops a second server from opening the same store.
+ * Start-up, in order: take the data directory's lock (`data-dir.ts`); bind the MCP
+ * port, so a port in use is reported before any other work; start the admin
+ * endpoint and describe both URLs in the lock; open the store; answer. Requests
+ * that arrive before the store is open wait for it. Records whose embedding is
+ * missing or stale are embedded afterwards, in the background and off the event
+ * loop; until then they are found by keyword, and a broken embedder only means
+ * `keyword_fallback`.
+ *
+ * Shutdown: stop accepting, let requests in flight finish (up to `drainMs`), stop
+ * the background work, close the store, give up the lock.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
+import { chmod, rm, writeFile } from 'node:fs/promises';
 import { getRequestListener } from '@hono/node-server';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Logger } from '../ports/logger.ts';
-import { createMcpHttpHandler } from '../protocol/mcp-http-handler.ts';
+import { createMcpHttpHandler, type McpHttpHandler } from '../protocol/mcp-http-handler.ts';
 import { createToolHandlers } from '../tools/tool-handlers.ts';
 import { InProcessToolInvoker } from '../tools/in-process-invoker.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
@@ -25,11 +33,11 @@ import { utcDay } from '../quota/quota-clock.ts';
 import { createEmbedder } from '../embeddings/embedder-factory.ts';
 import { embedRecords, recordsToEmbed } from '../embeddings/record-embeddings.ts';
 import { errorKind } from '../observability/logger.ts';
-import { createSiteHandler, type SiteHandler } from '../site/site-handler.ts';
+import { createSiteHandler } from '../site/site-handler.ts';
 import { listen } from './listen.ts';
 import type { LocalConfig } from './local-config.ts';
 import { openLocalStore, loadStarterCorpusOnce, type LocalStore } from './local-store.ts';
-import { adminTokenPath, findRunningServer, serverInfoPath, type ServerInfo } from './data-dir.ts';
+import { DataDirError, DataDirLock, adminTokenPath, describeOwner, makePrivate, readOwner } from './data-dir.ts';
 import { clientIp } from './client-ip.ts';
 import { createAdminEndpoint } from './admin-endpoint.ts';
 
@@ -37,73 +45,97 @@ export interface RunningServer {
   readonly mcpUrl: string;
   readonly adminUrl: string;
   readonly starterCorpusLoaded: number | undefined;
+  /** Settles when the background embedding of stale records has finished (or failed). */
+  readonly backgroundWork: Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startLocalServer(config: LocalConfig, logger: Logger): Promise<RunningServer> {
-  const running = await findRunningServer(config.dataDir);
-  if (running) {
-    throw new Error(`Another chatctx server (pid ${running.pid}) is serving this data directory at ${running.mcpUrl}.`);
-  }
-  const store = await openLocalStore(config.dataDir);
-  let prepared: Awaited<ReturnType<typeof prepareStore>>;
+export interface StartOptions {
+  /** How long shutdown waits for requests in flight. @default 5000 */
+  readonly drainMs?: number;
+  /** How long to wait for a CLI command that holds the data directory. @default 60000 */
+  readonly waitMs?: number;
+}
+
+/** What answers requests once the store is open. */
+interface Ready {
+  readonly handle: McpHttpHandler;
+  readonly serveAdmin: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+}
+
+export async function startLocalServer(config: LocalConfig, logger: Logger, options: StartOptions = {}): Promise<RunningServer> {
+  const lock = await acquire(config.dataDir, options.waitMs ?? 60_000, logger);
+  const stops: (() => Promise<void>)[] = [() => lock.release()];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  };
   try {
-    prepared = await prepareStore(store, config);
+    let ready!: (value: Ready) => void;
+    const whenReady = new Promise<Ready>((resolve) => (ready = resolve));
+    const mcp = await bindMcp(config, whenReady, options.drainMs ?? 5000);
+    stops.push(() => mcp.close());
+    const admin = await bindAdmin(lock, mcp.url, whenReady);
+    stops.push(() => admin.close());
+
+    const store = await openLocalStore(lock);
+    stops.push(() => store.close());
+    const starterCorpusLoaded = config.loadStarterCorpus ? (await loadStarterCorpusOnce(store))?.slugs.length : undefined;
+    await housekeeping(store);
+    // PGlite creates its files 0666 whatever the umask; the 0700 directory already shuts others out.
+    await makePrivate(lock.dataDir);
+    const embedder = await createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
+    if (embedder?.close) stops.push(() => embedder.close!());
+    ready(answering(store, embedder, config, logger, admin.token));
+    logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', created: store.created });
+
+    const background = new AbortController();
+    stops.push(async () => background.abort());
+    const backgroundWork = embedStale(store, embedder, background.signal, logger);
+    let closed: Promise<void> | undefined;
+    return {
+      mcpUrl: mcp.url,
+      adminUrl: admin.url,
+      starterCorpusLoaded,
+      backgroundWork,
+      close: () => (closed ??= stopAll()),
+    };
   } catch (error) {
-    await store.close();
+    await stopAll();
     throw error;
   }
-  const { embedder } = prepared;
-  logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', embedded_records: prepared.embedded });
-
-  const mcp = await serveMcp(store, embedder, config, logger);
-  const adminToken = randomBytes(32).toString('base64url');
-  await writeFile(adminTokenPath(config.dataDir), adminToken + '\n', { mode: 0o600 });
-  const serveAdmin = createAdminEndpoint({ sql: store.sql, secrets: store.secrets, embedder }, adminToken, logger);
-  const admin = createServer((req, res) => void serveAdmin(req, res));
-  await listen(admin, 0, '127.0.0.1');
-  const adminUrl = `http://127.0.0.1:${(admin.address() as AddressInfo).port}/admin`;
-  const info: ServerInfo = { pid: process.pid, mcpUrl: mcp.url, adminUrl };
-  await writeFile(serverInfoPath(config.dataDir), JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
-  // Load the sentence encoder now, off the start-up path, so the first search does not wait for it.
-  embedder?.embed(['warm up']).catch((error: unknown) => logger.warn('embedder_warmup_failed', { error: errorKind(error) }));
-
-  let closed: Promise<void> | undefined;
-  return {
-    mcpUrl: mcp.url,
-    adminUrl,
-    starterCorpusLoaded: prepared.starterCorpusLoaded,
-    close: () =>
-      (closed ??= (async () => {
-        await rm(serverInfoPath(config.dataDir), { force: true });
-        await rm(adminTokenPath(config.dataDir), { force: true });
-        mcp.server.closeAllConnections();
-        admin.closeAllConnections();
-        await Promise.all([closeServer(mcp.server), closeServer(admin)]);
-        await store.close();
-      })()),
-  };
 }
 
-/** Start-up work on the store: the starter corpus, housekeeping, stale embeddings, planner statistics. */
-async function prepareStore(store: LocalStore, config: LocalConfig) {
-  const embedder = await createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
-  const starterCorpusLoaded = config.loadStarterCorpus ? (await loadStarterCorpusOnce(store))?.slugs.length : undefined;
+/**
+ * The data directory's lock. Another server is refused at once; a CLI command that
+ * holds the directory (an import, say) is waited for, up to `waitMs`.
+ */
+async function acquire(dataDir: string, waitMs: number, logger: Logger): Promise<DataDirLock> {
+  const deadline = Date.now() + waitMs;
+  let told = false;
+  for (;;) {
+    const lock = await DataDirLock.tryAcquire(dataDir, 'serve');
+    if (lock) return lock;
+    const owner = await readOwner(dataDir);
+    if (owner?.command === 'serve') {
+      throw new DataDirError(`Another chatctx server (pid ${owner.pid}) is serving this data directory${owner.mcpUrl ? ` at ${owner.mcpUrl}` : ''}.`);
+    }
+    if (Date.now() >= deadline) {
+      throw new DataDirError(`The data directory ${dataDir} is in use by ${describeOwner(owner)}; start the server when it has finished.`);
+    }
+    if (!told && owner) logger.info('waiting_for_data_dir', { holder_pid: owner.pid, holder_command: owner.command });
+    told ||= owner !== undefined;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Expired quota counters and long-unused query embeddings go; PGlite has no autovacuum, so refresh statistics. */
+async function housekeeping(store: LocalStore): Promise<void> {
   await new SqlQuotaStore(store.sql).prune(utcDay(new Date()));
   await store.sql.query("DELETE FROM embedding_cache WHERE last_used_at < now() - interval '30 days'");
-  let embedded = 0;
-  if (embedder) {
-    // Records imported while another provider (or none) was configured are embedded now.
-    const stale = await recordsToEmbed(store.sql, embedder.model);
-    embedded = (await embedRecords(store.sql, embedder, stale)).embedded;
-  }
-  // PGlite has no autovacuum: refresh planner statistics once per start.
   await store.sql.query('ANALYZE');
-  return { embedder, starterCorpusLoaded, embedded };
 }
 
-/** The MCP endpoint and the documentation files on HOST:PORT. */
-async function serveMcp(store: LocalStore, embedder: Embedder | undefined, config: LocalConfig, logger: Logger): Promise<{ server: Server; url: string }> {
+function answering(store: LocalStore, embedder: Embedder | undefined, config: LocalConfig, logger: Logger, adminToken: string): Ready {
   const handlers = createToolHandlers({ sql: store.sql, secrets: store.secrets, embedder, logger });
   const handle = createMcpHttpHandler({
     config: {
@@ -118,23 +150,93 @@ async function serveMcp(store: LocalStore, embedder: Embedder | undefined, confi
     invoker: new InProcessToolInvoker(handlers),
     logger,
   });
-  // The docs need the final URL (the port may be ephemeral), so they are rendered after listen.
-  let site: SiteHandler = () => undefined;
-  const server = createServer(
-    getRequestListener(
-      (request, env) => site(request) ?? handle(request, { clientIp: clientIp(env.incoming as IncomingMessage, config.trustedProxies) }),
-    ),
-  );
+  return { handle, serveAdmin: createAdminEndpoint({ sql: store.sql, secrets: store.secrets, embedder }, adminToken, logger) };
+}
+
+/**
+ * Embeds what is missing or stale, in the background, then loads the encoder if
+ * nothing was (so the first search does not wait for it). A failure leaves those
+ * records to keyword search. Logs `embeddings_current` or `embedding_failed`.
+ */
+async function embedStale(store: LocalStore, embedder: Embedder | undefined, signal: AbortSignal, logger: Logger): Promise<void> {
+  if (!embedder) return;
+  try {
+    const stale = await recordsToEmbed(store.sql, embedder.model);
+    const { embedded } = await embedRecords(store.sql, embedder, stale, { signal });
+    if (embedded === 0) await embedder.embed(['warm up'], signal);
+    logger.info('embeddings_current', { embedded_records: embedded });
+  } catch (error) {
+    if (signal.aborted) return;
+    logger.warn('embedding_failed', { error: errorKind(error) });
+  }
+}
+
+/**
+ * The MCP endpoint and the documentation files on HOST:PORT. The port is bound
+ * first; MCP requests wait until the store answers, the documentation does not.
+ */
+async function bindMcp(config: LocalConfig, whenReady: Promise<Ready>, drainMs: number) {
+  let url = '';
+  let site = (_request: Request): Response | undefined => undefined;
+  const listener = getRequestListener(async (request, env) => {
+    const file = site(request);
+    if (file) return file;
+    const { handle } = await whenReady;
+    return handle(request, { clientIp: clientIp(env.incoming as IncomingMessage, config.trustedProxies) });
+  });
+  const requests = tracked(listener);
+  const server = createServer(requests.listener);
   // Keep-alive GET streams must not be cut by Node's default request timeout.
   server.requestTimeout = 0;
   await listen(server, config.port, config.host);
   const port = (server.address() as AddressInfo).port;
   const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
-  const url = `http://${shownHost}:${port}/mcp`;
+  url = `http://${shownHost}:${port}/mcp`;
   site = createSiteHandler({ mcpUrl: url, guestDailyLimit: config.guestDailyLimit });
-  return { server, url };
+  return { server, url, close: () => drain(server, requests.open, drainMs) };
 }
 
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => server.close(() => resolve()));
+/** The admin endpoint on a random loopback port; its token is written 0600 before its URL is published. */
+async function bindAdmin(lock: DataDirLock, mcpUrl: string, whenReady: Promise<Ready>) {
+  const token = randomBytes(32).toString('base64url');
+  const path = adminTokenPath(lock.dataDir);
+  await rm(path, { force: true });
+  await writeFile(path, token + '\n', { mode: 0o600 });
+  await chmod(path, 0o600);
+  const requests = tracked(async (req, res) => (await whenReady).serveAdmin(req, res));
+  const server = createServer(requests.listener);
+  await listen(server, 0, '127.0.0.1');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/admin`;
+  await lock.describe({ mcpUrl, adminUrl: url });
+  return {
+    token,
+    url,
+    close: async () => {
+      await drain(server, requests.open, 0);
+      await rm(path, { force: true });
+    },
+  };
+}
+
+/** A listener that keeps count of the answers in flight (not held event streams), so shutdown can wait for them. */
+function tracked(listener: RequestListener) {
+  const open = new Set<ServerResponse>();
+  const wrapped: RequestListener = (req, res) => {
+    if (req.method !== 'GET') {
+      open.add(res);
+      res.once('close', () => open.delete(res));
+    }
+    return listener(req, res);
+  };
+  return { listener: wrapped, open };
+}
+
+/** Stops accepting, waits for answers in flight (at most `deadlineMs`), then cuts what is left. */
+async function drain(server: Server, open: ReadonlySet<ServerResponse>, deadlineMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const deadline = Date.now() + deadlineMs;
+  while (open.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  server.closeAllConnections();
+  await closed;
 }

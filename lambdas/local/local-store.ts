@@ -1,37 +1,95 @@
 /**
- * Opens the embedded store in a data directory: creates the directory (0700),
- * opens PGlite with pgvector, applies migrations, and, on the first start of an
- * empty store, loads and approves the starter corpus from `guidance/`.
+ * Opens the embedded store of a data directory whose lock the caller holds: checks
+ * that what is there is whole, opens PGlite with pgvector and applies migrations;
+ * and, on the first start of an empty store, loads and approves the starter corpus
+ * from `guidance/`.
+ *
+ * A store is new only when neither `pgdata/` nor `pepper` exists; then both are
+ * created, the pepper first. Anything in between (a store without its pepper, a
+ * pepper without its store, `pgdata/` without `PG_VERSION`, a store PGlite cannot
+ * open) is refused with a `DataDirError` that says what is wrong and how to recover:
+ * creating something new over it would lose the data, or every key.
  */
-import { mkdir } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PgliteSql } from '../storage/pglite-sql.ts';
 import { migrate } from '../storage/migrations.ts';
 import { FileSecrets } from '../secrets/file-secrets.ts';
 import { readRecordFiles } from '../records/record-files.ts';
 import { importRecords, type ImportSummary } from '../records/record-import.ts';
-import { storePath } from './data-dir.ts';
+import { errorKind } from '../observability/logger.ts';
+import { DataDirError, pepperPath, storePath, type DataDirLock } from './data-dir.ts';
 
 export const STARTER_CORPUS_DIR = fileURLToPath(new URL('../../guidance/', import.meta.url));
 
 export interface LocalStore {
   readonly sql: PgliteSql;
   readonly secrets: FileSecrets;
+  /** True when this open created the store. */
+  readonly created: boolean;
   close(): Promise<void>;
 }
 
-export async function openLocalStore(dataDir: string): Promise<LocalStore> {
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  const sql = await PgliteSql.open(storePath(dataDir));
+const MOVE_AWAY = 'To start over with an empty store instead, move the whole data directory away (keep it until you are sure).';
+
+export async function openLocalStore(lock: DataDirLock): Promise<LocalStore> {
+  const dataDir = lock.dataDir;
+  const created = await isNewStore(dataDir);
+  const secrets = new FileSecrets({ path: pepperPath(dataDir), create: created });
   try {
+    await secrets.pepper();
+  } catch (error) {
+    throw new DataDirError((error as Error).message, { cause: error });
+  }
+  let sql: PgliteSql | undefined;
+  const pidFile = join(storePath(dataDir), 'postmaster.pid');
+  const hadPidFile = await stat(pidFile).then(
+    () => true,
+    () => false,
+  );
+  try {
+    sql = await PgliteSql.open(storePath(dataDir));
     await migrate(sql);
   } catch (error) {
-    await sql.close();
-    throw error;
+    await sql?.close().catch(() => undefined);
+    // A failed open leaves PGlite's pid file behind; we hold the lock, so no Postgres runs here. Leave the rest as found.
+    if (!hadPidFile) await rm(pidFile, { force: true });
+    throw new DataDirError(
+      `The store in ${storePath(dataDir)} could not be opened (${errorKind(error)}): it may be damaged, for example by ` +
+        `a crash or a full disk while writing, or written by another version. Restore the data directory from a backup. ${MOVE_AWAY}`,
+      { cause: error },
+    );
   }
-  const secrets = new FileSecrets(dataDir);
-  await secrets.pepper();
-  return { sql, secrets, close: () => sql.close() };
+  const opened = sql;
+  return { sql: opened, secrets, created, close: () => opened.close() };
+}
+
+/** Whether the directory holds no store yet; throws when it holds part of one. */
+async function isNewStore(dataDir: string): Promise<boolean> {
+  const store = storePath(dataDir);
+  const storeFiles = await readdir(store).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [] as string[];
+    throw error;
+  });
+  const hasPepper = await stat(pepperPath(dataDir)).then(
+    () => true,
+    () => false,
+  );
+  if (storeFiles.length === 0) {
+    if (!hasPepper) return true;
+    throw new DataDirError(
+      `${dataDir} has a pepper but no store (${store} is missing or empty): the database was deleted or the data ` +
+        `directory is incomplete. Restore ${store} from a backup. ${MOVE_AWAY}`,
+    );
+  }
+  if (!storeFiles.includes('PG_VERSION')) {
+    throw new DataDirError(
+      `The store in ${store} is damaged: ${join(store, 'PG_VERSION')} is missing, so it cannot be told from an empty ` +
+        `folder and would be re-initialised over your data. Restore the data directory from a backup. ${MOVE_AWAY}`,
+    );
+  }
+  return false;
 }
 
 /**

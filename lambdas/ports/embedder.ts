@@ -12,4 +12,6 @@ export interface Embedder {
   embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
   /** What embedding `texts` would cost in USD, for providers that bill per use; absent for free ones. */
   estimateCostUsd?(texts: readonly string[]): number;
+  /** Lets go of what the adapter holds (worker threads, say); absent when there is nothing to release. */
+  close?(): Promise<void>;
 }

@@ -15,10 +15,10 @@ import { describeSecretsContract } from './secrets.contract.ts';
 describeSecretsContract('0600 file', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'chatctx-secrets-'));
   const file = join(dir, 'pepper');
-  await new FileSecrets(dir).pepper();
+  await new FileSecrets({ path: file, create: true }).pepper();
   const original = await readFile(file, 'utf8');
   return {
-    instance: () => new FileSecrets(dir),
+    instance: () => new FileSecrets({ path: file }),
     corrupt: (value) => writeFile(file, value),
     restore: () => writeFile(file, original),
     close: () => rm(dir, { recursive: true, force: true }),

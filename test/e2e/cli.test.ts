@@ -161,8 +161,8 @@ describe('one server per data directory', () => {
     const server = await startServer({}, dir);
     try {
       await expect(startServer({}, dir)).rejects.toThrow(/Another chatctx server/);
-      const info = JSON.parse(await readFile(join(dir, 'server.json'), 'utf8'));
-      expect(info.mcpUrl).toBe(server.url);
+      const info = JSON.parse(await readFile(join(dir, 'lock'), 'utf8'));
+      expect(info).toMatchObject({ command: 'serve', mcpUrl: server.url });
     } finally {
       await server.stop();
       await rm(dir, { recursive: true, force: true });

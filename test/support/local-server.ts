@@ -24,6 +24,11 @@ export async function makeDataDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'chatctx-test-'));
 }
 
+/**
+ * Starts `chatctx serve`. It resolves once the server answers and, unless
+ * embeddings are off, once the records it embeds in the background are done (or
+ * failed), so a test's first search sees the same retrieval every time.
+ */
 export async function startServer(env: Record<string, string> = {}, dataDir?: string): Promise<TestServer> {
   const dir = dataDir ?? (await makeDataDir());
   const child: ChildProcess = spawn(process.execPath, [CLI, 'serve'], {
@@ -36,14 +41,17 @@ export async function startServer(env: Record<string, string> = {}, dataDir?: st
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 90_000);
+    const embeddingsOff = (env.CHATCTX_EMBEDDINGS ?? process.env.CHATCTX_EMBEDDINGS) === 'none';
     const check = () => {
       const match = /serving MCP at (http:\/\/\S+\/mcp)/.exec(output);
-      if (match) {
+      const settled = embeddingsOff || /"event":"(embeddings_current|embedding_failed)"/.test(output);
+      if (match && settled) {
         clearTimeout(timer);
         resolve(match[1]!);
       }
     };
     child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code}:\n${output}`));
