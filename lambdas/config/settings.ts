@@ -151,7 +151,7 @@ export const SETTINGS = {
     env: 'CHATCTX_DATA_DIR',
     runtimes: LOCAL,
     default: '.chatctx',
-    description: 'the store (`pgdata/`), `pepper`, and while a server runs `server.json` and `admin-token`; relative to the working directory',
+    description: 'the store (`pgdata/`), its `pepper`, the `lock` of the process using it, and while a server runs its `admin-token`; relative to the working directory',
   }),
   guestDailyLimit: integer({
     env: 'CHATCTX_GUEST_DAILY_LIMIT',
