@@ -66,6 +66,8 @@ export interface AdminDeps {
   readonly secrets: Secrets;
   /** The configured embedding provider; undefined for none. */
   readonly embedder?: Embedder;
+  /** Told after a key is revoked or its quota changes, so a cache of keys can forget it. */
+  readonly keysChanged?: () => void;
   /** Progress of long operations (embedding), for a progress bar. */
   readonly onProgress?: (progress: EmbedProgress) => void;
 }
@@ -133,9 +135,9 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
     case 'keys.list':
       return keys.list();
     case 'keys.revoke':
-      return keys.revoke(command.id);
+      return keys.revoke(command.id).finally(() => deps.keysChanged?.());
     case 'keys.set_quota':
-      return keys.setDailyQuota(command.id, command.daily_quota);
+      return keys.setDailyQuota(command.id, command.daily_quota).finally(() => deps.keysChanged?.());
     case 'records.import': {
       const where = command.where;
       const records = validateRecords(command.records, (i) => where?.[i] ?? `record ${i + 1}`);

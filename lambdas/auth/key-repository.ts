@@ -57,10 +57,17 @@ export class KeyRepository {
     return this.updateOne(`UPDATE api_keys SET daily_quota = $2 WHERE id::text = $1 RETURNING ${KEY_COLUMNS}`, [id, dailyQuota]);
   }
 
-  /** The active (not revoked) key with this plaintext, or undefined. */
+  /**
+   * The active (not revoked) key with this plaintext, or undefined. Its last use is
+   * kept to the hour, and written only when the hour changes: a finer stamp could
+   * tie a key to an anonymous feedback row written in the same second.
+   */
   async resolve(key: string): Promise<ActiveKey | undefined> {
     const rows = await this.sql.query<{ id: string; daily_quota: number | null }>(
-      `UPDATE api_keys SET last_used_at = now() WHERE key_hash = $1 AND revoked_at IS NULL RETURNING id, daily_quota`,
+      `WITH k AS (SELECT id, daily_quota FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL),
+            stamp AS (UPDATE api_keys SET last_used_at = date_trunc('hour', now())
+                       WHERE id IN (SELECT id FROM k) AND last_used_at IS DISTINCT FROM date_trunc('hour', now()))
+       SELECT id::text AS id, daily_quota FROM k`,
       [hashApiKey(await this.secrets.pepper(), key)],
     );
     const row = rows[0];

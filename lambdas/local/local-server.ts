@@ -29,6 +29,8 @@ import { createToolHandlers } from '../tools/tool-handlers.ts';
 import { InProcessToolInvoker } from '../tools/in-process-invoker.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
 import { SqlQuotaStore } from '../quota/sql-quota-store.ts';
+import { MirroredQuotaStore } from '../quota/mirrored-quota-store.ts';
+import { CachedKeyResolver } from '../auth/cached-key-resolver.ts';
 import { utcDay } from '../quota/quota-clock.ts';
 import { createEmbedder } from '../embeddings/embedder-factory.ts';
 import { embedRecords, recordsToEmbed } from '../embeddings/record-embeddings.ts';
@@ -77,7 +79,7 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     const admin = await bindAdmin(lock, mcp.url, whenReady);
     stops.push(() => admin.close());
 
-    const store = await openLocalStore(lock);
+    const store = await openLocalStore(lock, { thread: true });
     stops.push(() => store.close());
     const starterCorpusLoaded = config.loadStarterCorpus ? (await loadStarterCorpusOnce(store))?.slugs.length : undefined;
     await housekeeping(store);
@@ -85,7 +87,7 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     await makePrivate(lock.dataDir);
     const embedder = await createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
     if (embedder?.close) stops.push(() => embedder.close!());
-    ready(answering(store, embedder, config, logger, admin.token));
+    ready(await answering(store, embedder, config, logger, admin.token));
     logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', created: store.created });
 
     const background = new AbortController();
@@ -135,8 +137,16 @@ async function housekeeping(store: LocalStore): Promise<void> {
   await store.sql.query('ANALYZE');
 }
 
-function answering(store: LocalStore, embedder: Embedder | undefined, config: LocalConfig, logger: Logger, adminToken: string): Ready {
+/**
+ * The MCP handler and the admin endpoint over the store. Keys and today's quota
+ * counters are kept in memory too (this process is their only writer), so a
+ * handshake, a ping or a list never waits for the database.
+ */
+async function answering(store: LocalStore, embedder: Embedder | undefined, config: LocalConfig, logger: Logger, adminToken: string): Promise<Ready> {
   const handlers = createToolHandlers({ sql: store.sql, secrets: store.secrets, embedder, logger });
+  const keys = new CachedKeyResolver(new KeyRepository(store.sql, store.secrets));
+  const counters = new SqlQuotaStore(store.sql);
+  const quota = await MirroredQuotaStore.open(counters, utcDay(new Date()), (day) => counters.counters(day));
   const handle = createMcpHttpHandler({
     config: {
       guestDailyLimit: config.guestDailyLimit,
@@ -144,13 +154,14 @@ function answering(store: LocalStore, embedder: Embedder | undefined, config: Lo
       allowedOrigins: config.allowedOrigins,
       getStream: { mode: 'hold', keepAliveMs: config.keepAliveSeconds * 1000 },
     },
-    keys: new KeyRepository(store.sql, store.secrets),
-    quota: new SqlQuotaStore(store.sql),
+    keys,
+    quota,
     secrets: store.secrets,
     invoker: new InProcessToolInvoker(handlers),
     logger,
   });
-  return { handle, serveAdmin: createAdminEndpoint({ sql: store.sql, secrets: store.secrets, embedder }, adminToken, logger) };
+  const admin = { sql: store.sql, secrets: store.secrets, embedder, keysChanged: () => keys.forget() };
+  return { handle, serveAdmin: createAdminEndpoint(admin, adminToken, logger) };
 }
 
 /**

@@ -13,7 +13,9 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Sql } from '../ports/sql.ts';
 import { PgliteSql } from '../storage/pglite-sql.ts';
+import { PgliteThreadSql } from '../storage/pglite-thread-sql.ts';
 import { migrate } from '../storage/migrations.ts';
 import { FileSecrets } from '../secrets/file-secrets.ts';
 import { readRecordFiles } from '../records/record-files.ts';
@@ -24,7 +26,7 @@ import { DataDirError, pepperPath, storePath, type DataDirLock } from './data-di
 export const STARTER_CORPUS_DIR = fileURLToPath(new URL('../../guidance/', import.meta.url));
 
 export interface LocalStore {
-  readonly sql: PgliteSql;
+  readonly sql: Sql;
   readonly secrets: FileSecrets;
   /** True when this open created the store. */
   readonly created: boolean;
@@ -33,7 +35,16 @@ export interface LocalStore {
 
 const MOVE_AWAY = 'To start over with an empty store instead, move the whole data directory away (keep it until you are sure).';
 
-export async function openLocalStore(lock: DataDirLock): Promise<LocalStore> {
+export interface OpenOptions {
+  /**
+   * Run PGlite on its own thread, so long statements never hold up the caller's
+   * event loop (the server); a CLI command that does one thing runs it in process.
+   * @default false
+   */
+  readonly thread?: boolean;
+}
+
+export async function openLocalStore(lock: DataDirLock, options: OpenOptions = {}): Promise<LocalStore> {
   const dataDir = lock.dataDir;
   const created = await isNewStore(dataDir);
   const secrets = new FileSecrets({ path: pepperPath(dataDir), create: created });
@@ -42,14 +53,14 @@ export async function openLocalStore(lock: DataDirLock): Promise<LocalStore> {
   } catch (error) {
     throw new DataDirError((error as Error).message, { cause: error });
   }
-  let sql: PgliteSql | undefined;
+  let sql: (Sql & { close(): Promise<void> }) | undefined;
   const pidFile = join(storePath(dataDir), 'postmaster.pid');
   const hadPidFile = await stat(pidFile).then(
     () => true,
     () => false,
   );
   try {
-    sql = await PgliteSql.open(storePath(dataDir));
+    sql = options.thread ? await PgliteThreadSql.open(storePath(dataDir)) : await PgliteSql.open(storePath(dataDir));
     await migrate(sql);
   } catch (error) {
     await sql?.close().catch(() => undefined);

@@ -31,6 +31,11 @@ export class SqlQuotaStore implements QuotaStore {
     return rows[0]?.used ?? 0;
   }
 
+  /** Every counter of one day. */
+  counters(day: string): Promise<{ subject: string; used: number }[]> {
+    return this.sql.query<{ subject: string; used: number }>('SELECT subject, used FROM quota_counters WHERE day = $1::date', [day]);
+  }
+
   /** Drops counters of past days; they are useless after midnight UTC. */
   async prune(today: string): Promise<void> {
     await this.sql.query('DELETE FROM quota_counters WHERE day < $1::date', [today]);

@@ -4,12 +4,18 @@
  * the records are published (approved) and their version is kept in history;
  * without it new records stay candidates, and changing an approved record is
  * refused so that unreviewed text can never reach the public endpoint.
+ *
+ * The work is set-based, in chunks of `CHUNK` records: a handful of statements per
+ * chunk whatever its content (records, their applicability and sources, history,
+ * BM25 statistics), not a dozen per record. A 2,000-record import is then seconds,
+ * not most of a minute, which is how long searches wait for it: readers see the
+ * corpus before the import or after it, never between (one transaction).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Sql } from '../ports/sql.ts';
 import { ConflictError } from '../errors/app-error.ts';
 import type { RecordFile, RecordStatus } from './record-schema.ts';
-import { reindexRecord } from './bm25-index.ts';
+import { reindexRecords } from './bm25-index.ts';
 import { canonicalTechnology } from './technology-vocabulary.ts';
 
 export interface ImportSummary {
@@ -29,6 +35,9 @@ export interface ImportOptions {
   readonly approve: boolean;
 }
 
+/** Records per set of statements: bounded statements, and bounded parameters for the Data API. */
+const CHUNK = 100;
+
 /** Hash of the fields a reader sees; review metadata is excluded. */
 export function contentHash(record: RecordFile): string {
   const { id: _id, status: _status, updated_at: _updated, ...content } = record;
@@ -40,148 +49,195 @@ function targetStatus(record: RecordFile, approve: boolean): RecordStatus {
   return approve ? 'approved' : 'candidate';
 }
 
+interface Existing {
+  id: string;
+  slug: string;
+  status: RecordStatus;
+  content_hash: string;
+}
+
+/** What the import does with one record. */
+interface Plan {
+  readonly record: RecordFile;
+  readonly id: string;
+  readonly hash: string;
+  readonly status: RecordStatus;
+  /** insert: new slug; rewrite: changed text; status: same text, new status; keep: nothing to do. */
+  readonly action: 'insert' | 'rewrite' | 'status' | 'keep';
+}
+
 export async function importRecords(sql: Sql, records: readonly RecordFile[], options: ImportOptions): Promise<ImportSummary> {
-  const summary: ImportSummary = {
-    created: 0,
-    updated: 0,
-    unchanged: 0,
-    approved: 0,
-    candidates: 0,
-    deprecated: 0,
-    slugs: [],
-    changed_ids: [],
-  };
+  const seen = new Set<string>();
+  for (const record of records) {
+    if (seen.has(record.slug)) throw new ConflictError(`Record "${record.slug}" appears twice; nothing was imported.`, { slug: record.slug });
+    seen.add(record.slug);
+  }
+  const summary: ImportSummary = { created: 0, updated: 0, unchanged: 0, approved: 0, candidates: 0, deprecated: 0, slugs: [], changed_ids: [] };
   await sql.transaction(async (tx) => {
-    for (const record of records) {
-      const outcome = await importOne(tx, record, options.approve);
-      summary[outcome.change] += 1;
-      summary[outcome.status === 'candidate' ? 'candidates' : outcome.status] += 1;
-      summary.slugs.push(record.slug);
-      if (outcome.change !== 'unchanged') summary.changed_ids.push(outcome.id);
+    for (let start = 0; start < records.length; start += CHUNK) {
+      const plans = await planChunk(tx, records.slice(start, start + CHUNK), options.approve);
+      await applyChunk(tx, plans);
+      for (const plan of plans) tally(summary, plan);
     }
   });
   return summary;
 }
 
-interface Existing {
-  id: string;
-  status: RecordStatus;
-  content_hash: string;
+function tally(summary: ImportSummary, plan: Plan): void {
+  summary[plan.action === 'insert' ? 'created' : plan.action === 'keep' ? 'unchanged' : 'updated'] += 1;
+  summary[plan.status === 'candidate' ? 'candidates' : plan.status] += 1;
+  summary.slugs.push(plan.record.slug);
+  if (plan.action !== 'keep') summary.changed_ids.push(plan.id);
 }
 
-interface Outcome {
-  id: string;
-  change: 'created' | 'updated' | 'unchanged';
-  status: RecordStatus;
-}
-
-async function importOne(tx: Sql, record: RecordFile, approve: boolean): Promise<Outcome> {
-  const hash = contentHash(record);
-  const status = targetStatus(record, approve);
-  const [existing] = await tx.query<Existing>('SELECT id::text AS id, status, content_hash FROM records WHERE slug = $1', [record.slug]);
-  if (existing && record.id && existing.id !== record.id) {
-    throw new ConflictError(`Record "${record.slug}" already exists with another id; nothing was imported.`, { slug: record.slug });
-  }
-  if (existing && existing.content_hash === hash) return importSameText(tx, existing, status, approve);
-  if (existing && existing.status === 'approved' && status === 'candidate') {
-    throw new ConflictError(
-      `Record "${record.slug}" is approved; importing changed text needs --approve (owner review). Nothing was imported.`,
-      { slug: record.slug },
-    );
-  }
-  const id = existing?.id ?? record.id ?? randomUUID();
-  await writeRecord(tx, id, record, status, hash, existing !== undefined);
-  await writeChildren(tx, id, record);
-  if (status === 'approved') await snapshot(tx, id);
-  await reindexRecord(tx, id);
-  return { id, change: existing ? 'updated' : 'created', status };
-}
-
-/** Same text as stored: only a status change (approval or deprecation) can apply. */
-async function importSameText(tx: Sql, existing: Existing, status: RecordStatus, approve: boolean): Promise<Outcome> {
-  if (existing.status === status || (!approve && status !== 'deprecated')) {
-    return { id: existing.id, change: 'unchanged', status: existing.status };
-  }
-  await tx.query(
-    `UPDATE records SET status = $2, approved_at = CASE WHEN $2 = 'approved' THEN now() ELSE approved_at END, updated_at = now()
-      WHERE id::text = $1`,
-    [existing.id, status],
+/** Compares a chunk with the store and decides each record's action; refuses the whole import on a conflict. */
+async function planChunk(tx: Sql, records: readonly RecordFile[], approve: boolean): Promise<Plan[]> {
+  const rows = await tx.query<Existing>(
+    'SELECT id::text AS id, slug, status, content_hash FROM records WHERE slug IN (SELECT jsonb_array_elements_text($1::jsonb))',
+    [JSON.stringify(records.map((r) => r.slug))],
   );
-  if (status === 'approved') await snapshot(tx, existing.id);
-  await reindexRecord(tx, existing.id);
-  return { id: existing.id, change: 'updated', status };
+  const existing = new Map(rows.map((row) => [row.slug, row]));
+  return records.map((record) => {
+    const hash = contentHash(record);
+    const status = targetStatus(record, approve);
+    const found = existing.get(record.slug);
+    if (!found) return { record, id: record.id ?? randomUUID(), hash, status, action: 'insert' };
+    if (record.id && found.id !== record.id) {
+      throw new ConflictError(`Record "${record.slug}" already exists with another id; nothing was imported.`, { slug: record.slug });
+    }
+    if (found.content_hash === hash) {
+      const changes = found.status !== status && (approve || status === 'deprecated');
+      return { record, id: found.id, hash, status: changes ? status : found.status, action: changes ? 'status' : 'keep' };
+    }
+    if (found.status === 'approved' && status === 'candidate') {
+      throw new ConflictError(
+        `Record "${record.slug}" is approved; importing changed text needs --approve (owner review). Nothing was imported.`,
+        { slug: record.slug },
+      );
+    }
+    return { record, id: found.id, hash, status, action: 'rewrite' };
+  });
 }
 
-/** Inserts the record, or replaces an existing one's text with a new content_version. */
-async function writeRecord(tx: Sql, id: string, record: RecordFile, status: RecordStatus, hash: string, exists: boolean): Promise<void> {
-  const params = [
-    id,
-    record.slug,
-    status,
-    record.title,
-    record.topic,
-    `{${record.task_types.join(',')}}`,
-    record.summary ?? null,
-    record.recommendation,
-    record.rationale ?? null,
-    JSON.stringify(record.conditions),
-    JSON.stringify(record.exceptions),
-    JSON.stringify(record.pitfalls),
-    JSON.stringify(record.verification_checks),
-    record.examples ?? null,
-    record.confidence,
-    hash,
-    record.updated_at ?? null,
-  ] as const;
-  if (!exists) {
+/** The columns of a record row, as `jsonb_to_recordset` reads them. */
+const RECORD_SET = `jsonb_to_recordset($1::jsonb) AS x(id uuid, slug text, status text, title text, topic text, task_types text[],
+  summary text, recommendation text, rationale text, conditions jsonb, exceptions jsonb, pitfalls jsonb, verification_checks jsonb,
+  examples text, confidence text, content_hash text, updated_at timestamptz)`;
+
+function recordRow(plan: Plan): Record<string, unknown> {
+  const r = plan.record;
+  return {
+    id: plan.id,
+    slug: r.slug,
+    status: plan.status,
+    title: r.title,
+    topic: r.topic,
+    task_types: r.task_types,
+    summary: r.summary ?? null,
+    recommendation: r.recommendation,
+    rationale: r.rationale ?? null,
+    conditions: r.conditions,
+    exceptions: r.exceptions,
+    pitfalls: r.pitfalls,
+    verification_checks: r.verification_checks,
+    examples: r.examples ?? null,
+    confidence: r.confidence,
+    content_hash: plan.hash,
+    updated_at: r.updated_at ?? null,
+  };
+}
+
+async function applyChunk(tx: Sql, plans: readonly Plan[]): Promise<void> {
+  const of = (action: Plan['action']) => plans.filter((p) => p.action === action);
+  const inserts = of('insert');
+  const rewrites = of('rewrite');
+  const statuses = of('status');
+  if (inserts.length > 0) {
     await tx.query(
       `INSERT INTO records (id, slug, status, title, topic, task_types, summary, recommendation, rationale, conditions,
               exceptions, pitfalls, verification_checks, examples, confidence, content_hash, updated_at, approved_at)
-       VALUES ($1::uuid, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb, $13::jsonb, $14, $15, $16,
-              coalesce($17::timestamptz, now()), CASE WHEN $3 = 'approved' THEN now() END)`,
-      params,
+       SELECT x.id, x.slug, x.status, x.title, x.topic, x.task_types, x.summary, x.recommendation, x.rationale, x.conditions,
+              x.exceptions, x.pitfalls, x.verification_checks, x.examples, x.confidence, x.content_hash,
+              coalesce(x.updated_at, now()), CASE WHEN x.status = 'approved' THEN now() END
+         FROM ${RECORD_SET}`,
+      [JSON.stringify(inserts.map(recordRow))],
     );
-    return;
   }
-  await tx.query(
-    `UPDATE records SET slug = $2, status = $3, title = $4, topic = $5, task_types = $6::text[], summary = $7,
-            recommendation = $8, rationale = $9, conditions = $10::jsonb, exceptions = $11::jsonb, pitfalls = $12::jsonb,
-            verification_checks = $13::jsonb, examples = $14, confidence = $15, content_hash = $16,
-            updated_at = coalesce($17::timestamptz, now()), content_version = content_version + 1,
-            approved_at = CASE WHEN $3 = 'approved' THEN now() ELSE approved_at END
-      WHERE id::text = $1`,
-    params,
-  );
-  // The old text's passages no longer describe the record; it is re-embedded after commit.
-  await tx.query('DELETE FROM record_passages WHERE record_id::text = $1', [id]);
-  await tx.query('DELETE FROM record_applies_to WHERE record_id::text = $1', [id]);
-  await tx.query('DELETE FROM record_sources WHERE record_id::text = $1', [id]);
+  if (rewrites.length > 0) await rewriteRecords(tx, rewrites);
+  if (statuses.length > 0) {
+    await tx.query(
+      `UPDATE records r SET status = x.status, updated_at = now(),
+              approved_at = CASE WHEN x.status = 'approved' THEN now() ELSE r.approved_at END
+         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, status text) WHERE r.id = x.id`,
+      [JSON.stringify(statuses.map((p) => ({ id: p.id, status: p.status })))],
+    );
+  }
+  await writeChildren(tx, [...inserts, ...rewrites]);
+  const changed = plans.filter((p) => p.action !== 'keep');
+  await snapshot(tx, changed.filter((p) => p.status === 'approved').map((p) => p.id));
+  await reindexRecords(tx, changed.map((p) => p.id));
 }
 
-/** The record's applicability (canonical technology names) and sources, in file order. */
-async function writeChildren(tx: Sql, id: string, record: RecordFile): Promise<void> {
-  for (const [position, a] of record.applies_to.entries()) {
+/** Replaces changed records' text with a new content_version; their old passages and children go. */
+async function rewriteRecords(tx: Sql, rewrites: readonly Plan[]): Promise<void> {
+  await tx.query(
+    `UPDATE records r SET slug = x.slug, status = x.status, title = x.title, topic = x.topic, task_types = x.task_types,
+            summary = x.summary, recommendation = x.recommendation, rationale = x.rationale, conditions = x.conditions,
+            exceptions = x.exceptions, pitfalls = x.pitfalls, verification_checks = x.verification_checks, examples = x.examples,
+            confidence = x.confidence, content_hash = x.content_hash, updated_at = coalesce(x.updated_at, now()),
+            content_version = r.content_version + 1,
+            approved_at = CASE WHEN x.status = 'approved' THEN now() ELSE r.approved_at END
+       FROM ${RECORD_SET} WHERE r.id = x.id`,
+    [JSON.stringify(rewrites.map(recordRow))],
+  );
+  const ids = [JSON.stringify(rewrites.map((p) => p.id))];
+  // The old text's passages no longer describe the record; it is re-embedded after commit.
+  for (const table of ['record_passages', 'record_applies_to', 'record_sources']) {
+    await tx.query(`DELETE FROM ${table} WHERE record_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)`, ids);
+  }
+}
+
+/** The records' applicability (canonical technology names) and sources, in file order. */
+async function writeChildren(tx: Sql, plans: readonly Plan[]): Promise<void> {
+  const applies = plans.flatMap((p) =>
+    p.record.applies_to.map((a, position) => ({ record_id: p.id, position, kind: a.kind, name: canonicalTechnology(a.name), version_constraint: a.version_constraint ?? null })),
+  );
+  if (applies.length > 0) {
     await tx.query(
-      'INSERT INTO record_applies_to (record_id, position, kind, name, version_constraint) VALUES ($1::uuid, $2, $3, $4, $5)',
-      [id, position, a.kind, canonicalTechnology(a.name), a.version_constraint ?? null],
+      `INSERT INTO record_applies_to (record_id, position, kind, name, version_constraint)
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(record_id uuid, position int, kind text, name text, version_constraint text)`,
+      [JSON.stringify(applies)],
     );
   }
-  for (const [position, s] of record.sources.entries()) {
+  const sources = plans.flatMap((p) =>
+    p.record.sources.map((s, position) => ({
+      record_id: p.id,
+      position,
+      title: s.title,
+      url: s.url,
+      publisher: s.publisher ?? null,
+      evidence_excerpt: s.evidence_excerpt ?? null,
+      relation: s.relation,
+    })),
+  );
+  if (sources.length > 0) {
     await tx.query(
       `INSERT INTO record_sources (record_id, position, title, url, publisher, evidence_excerpt, relation)
-       VALUES ($1::uuid, $2, $3, $4, $5, $6, $7)`,
-      [id, position, s.title, s.url, s.publisher ?? null, s.evidence_excerpt ?? null, s.relation],
+       SELECT * FROM jsonb_to_recordset($1::jsonb)
+           AS x(record_id uuid, position int, title text, url text, publisher text, evidence_excerpt text, relation text)`,
+      [JSON.stringify(sources)],
     );
   }
 }
 
-/** Keeps the approved text of this content_version (once). */
-export async function snapshot(tx: Sql, id: string): Promise<void> {
+/** Keeps the approved text of each record's current content_version (once). */
+export async function snapshot(tx: Sql, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
   await tx.query(
     `INSERT INTO record_history (record_id, content_version, snapshot)
      SELECT r.id, r.content_version, to_jsonb(r) - 'search_vector'
-       FROM records r WHERE r.id::text = $1
+       FROM records r WHERE r.id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)
      ON CONFLICT (record_id, content_version) DO NOTHING`,
-    [id],
+    [JSON.stringify(ids)],
   );
 }

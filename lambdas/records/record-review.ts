@@ -6,7 +6,7 @@
  */
 import type { Sql } from '../ports/sql.ts';
 import { NotFoundError } from '../errors/app-error.ts';
-import { reindexRecord } from './bm25-index.ts';
+import { reindexRecords } from './bm25-index.ts';
 import { snapshot } from './record-import.ts';
 import type { RecordStatus } from './record-schema.ts';
 
@@ -45,18 +45,15 @@ export async function setRecordStatus(sql: Sql, identifiers: readonly string[], 
     const known = new Set(rows.flatMap((r) => [r.id, r.slug]));
     const unknown = identifiers.filter((i) => !known.has(i));
     if (unknown.length > 0) throw new NotFoundError(`No record has that slug or id: ${unknown.join(', ')}. Nothing was changed.`, { unknown });
-    const changed: string[] = [];
-    for (const row of rows) {
-      if (row.status === status) continue;
-      await tx.query(
-        `UPDATE records SET status = $2, updated_at = now(), approved_at = CASE WHEN $2 = 'approved' THEN now() ELSE approved_at END
-          WHERE id = $1::uuid`,
-        [row.id, status],
-      );
-      if (status === 'approved') await snapshot(tx, row.id);
-      await reindexRecord(tx, row.id);
-      changed.push(row.id);
-    }
+    const changed = rows.filter((row) => row.status !== status).map((row) => row.id);
+    if (changed.length === 0) return changed;
+    await tx.query(
+      `UPDATE records SET status = $2, updated_at = now(), approved_at = CASE WHEN $2 = 'approved' THEN now() ELSE approved_at END
+        WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)`,
+      [JSON.stringify(changed), status],
+    );
+    if (status === 'approved') await snapshot(tx, changed);
+    await reindexRecords(tx, changed);
     return changed;
   });
 }

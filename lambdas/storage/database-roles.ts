@@ -21,9 +21,9 @@ export const ROLE_GRANTS = {
   chatctx_reader: ['GRANT SELECT ON records, record_applies_to, record_sources TO chatctx_reader'],
   /** submit_feedback: insert feedback, nothing else. */
   chatctx_feedback: ['GRANT INSERT ON feedback TO chatctx_feedback'],
-  /** MCP gateway: look up a key by its hash and stamp its last use. */
+  /** MCP gateway: look up a key by its hash and stamp its last use (to the hour, only when the hour changed). */
   chatctx_gateway: [
-    'GRANT SELECT (id, key_hash, daily_quota, revoked_at) ON api_keys TO chatctx_gateway',
+    'GRANT SELECT (id, key_hash, daily_quota, revoked_at, last_used_at) ON api_keys TO chatctx_gateway',
     'GRANT UPDATE (last_used_at) ON api_keys TO chatctx_gateway',
   ],
 } as const;

@@ -66,6 +66,7 @@ describe('migrate', () => {
     // gateway: look keys up by hash, stamp last use; never rename, re-quota or read other tables.
     expect(await canColumn('chatctx_gateway', 'api_keys', 'key_hash', 'SELECT')).toBe(true);
     expect(await canColumn('chatctx_gateway', 'api_keys', 'last_used_at', 'UPDATE')).toBe(true);
+    expect(await canColumn('chatctx_gateway', 'api_keys', 'name', 'SELECT')).toBe(false);
     expect(await canColumn('chatctx_gateway', 'api_keys', 'daily_quota', 'UPDATE')).toBe(false);
     expect(await canColumn('chatctx_gateway', 'api_keys', 'revoked_at', 'UPDATE')).toBe(false);
     expect(await can('chatctx_gateway', 'records', 'SELECT')).toBe(false);

@@ -5,6 +5,7 @@
 import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
 import { migrate } from '../../lambdas/storage/migrations.ts';
 import { SqlQuotaStore } from '../../lambdas/quota/sql-quota-store.ts';
+import { MirroredQuotaStore } from '../../lambdas/quota/mirrored-quota-store.ts';
 import { DynamoQuotaStore } from '../../lambdas/quota/dynamo-quota-store.ts';
 import { createQuotaTable, startDynalite } from '../support/dynalite.ts';
 import { describeQuotaStoreContract } from './quota-store.contract.ts';
@@ -13,6 +14,15 @@ describeQuotaStoreContract('SQL table on PGlite', async () => {
   const sql = await PgliteSql.open();
   await migrate(sql);
   return { store: new SqlQuotaStore(sql), close: () => sql.close() };
+});
+
+describeQuotaStoreContract('SQL table mirrored in memory (the local server)', async () => {
+  const sql = await PgliteSql.open();
+  await migrate(sql);
+  const counters = new SqlQuotaStore(sql);
+  // Mirrors from a day before every day the contract counts, so each read comes from memory.
+  const store = await MirroredQuotaStore.open(counters, '2025-01-01', (day) => counters.counters(day));
+  return { store, close: () => sql.close() };
 });
 
 describeQuotaStoreContract('DynamoDB', async () => {

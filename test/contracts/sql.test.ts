@@ -1,15 +1,23 @@
 /**
- * The `Sql` contract against both adapters: PGlite (local), and the Data API
- * adapter through the real AWS SDK client against its PGlite-backed fixture.
+ * The `Sql` contract against every adapter: PGlite in process (the CLI, tests),
+ * PGlite on its own thread (the local server), and the Data API adapter through the
+ * real AWS SDK client against its PGlite-backed fixture.
  */
 import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
+import { PgliteThreadSql } from '../../lambdas/storage/pglite-thread-sql.ts';
 import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
 import { startDataApiFixture } from '../support/data-api-fixture.ts';
 import { describeSqlContract } from './sql.contract.ts';
 
 describeSqlContract('PGlite', async () => {
   const sql = await PgliteSql.open();
+  await sql.query('CREATE EXTENSION IF NOT EXISTS vector');
+  return { sql, close: () => sql.close() };
+});
+
+describeSqlContract('PGlite on its own thread', async () => {
+  const sql = await PgliteThreadSql.open();
   await sql.query('CREATE EXTENSION IF NOT EXISTS vector');
   return { sql, close: () => sql.close() };
 });
