@@ -140,7 +140,7 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
       return keys.setDailyQuota(command.id, command.daily_quota).finally(() => deps.keysChanged?.());
     case 'records.import': {
       const where = command.where;
-      const records = validateRecords(command.records, (i) => where?.[i] ?? `record ${i + 1}`);
+      const records = await validateRecords(command.records, (i) => where?.[i] ?? `record ${i + 1}`);
       const summary = await importRecords(deps.sql, records, { approve: command.approve });
       return { ...summary, embedding: await embedChanged(deps, summary.changed_ids) } satisfies ImportResult;
     }

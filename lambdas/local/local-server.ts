@@ -36,6 +36,7 @@ import { createEmbedder } from '../embeddings/embedder-factory.ts';
 import { embedRecords, recordsToEmbed } from '../embeddings/record-embeddings.ts';
 import { errorKind } from '../observability/logger.ts';
 import { createSiteHandler } from '../site/site-handler.ts';
+import { loadTokenizer } from '../retrieval/token-budget.ts';
 import { listen } from './listen.ts';
 import type { LocalConfig } from './local-config.ts';
 import { openLocalStore, loadStarterCorpusOnce, type LocalStore } from './local-store.ts';
@@ -80,6 +81,7 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     stops.push(() => admin.close());
 
     const store = await openLocalStore(lock, { thread: true });
+    await loadTokenizer();
     stops.push(() => store.close());
     const starterCorpusLoaded = config.loadStarterCorpus ? (await loadStarterCorpusOnce(store))?.slugs.length : undefined;
     await housekeeping(store);

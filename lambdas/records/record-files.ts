@@ -14,25 +14,29 @@ export interface RecordProblem {
   readonly problem: string;
 }
 
+/** Records validated between two turns of the event loop, so a server validating an import keeps answering. */
+const VALIDATE_BATCH = 100;
+
 /** Validates parsed objects; `where(i)` names the i-th object for error messages. */
-export function validateRecords(items: readonly unknown[], where: (index: number) => string): RecordFile[] {
+export async function validateRecords(items: readonly unknown[], where: (index: number) => string): Promise<RecordFile[]> {
   const problems: RecordProblem[] = [];
   const records: RecordFile[] = [];
   const seen = new Map<string, string>();
-  items.forEach((item, index) => {
+  for (const [index, item] of items.entries()) {
+    if (index > 0 && index % VALIDATE_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
     const parsed = recordFileSchema.safeParse(item);
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
         const path = issue.path.join('.');
         problems.push({ where: where(index), problem: `${path ? path + ': ' : ''}${issue.message}` });
       }
-      return;
+      continue;
     }
     const earlier = seen.get(parsed.data.slug);
     if (earlier) problems.push({ where: where(index), problem: `slug "${parsed.data.slug}" also appears in ${earlier}` });
     seen.set(parsed.data.slug, where(index));
     records.push(parsed.data);
-  });
+  }
   if (problems.length > 0) {
     throw new ValidationError(`${problems.length} problem(s) in the records; nothing was imported.`, { problems });
   }

@@ -9,6 +9,16 @@
  */
 let tokenizer: Promise<typeof import('gpt-tokenizer')> | undefined;
 
+/**
+ * Loads the tokenizer now. Parsing its tables holds the event loop for a few hundred
+ * milliseconds, so a long-running server pays that at start instead of in the
+ * middle of answering (a Lambda keeps loading it lazily, for its cold start).
+ */
+export async function loadTokenizer(): Promise<void> {
+  tokenizer ??= import('gpt-tokenizer');
+  await tokenizer;
+}
+
 export async function tokensWithin(value: unknown, budget: number): Promise<boolean> {
   const text = JSON.stringify(value);
   if (text.length <= budget) return true;

@@ -78,25 +78,25 @@ describe('BM25 statistics', () => {
   });
 
   it('count an added record only once it is approved', async () => {
-    await importRecords(store.sql, record('one', 'Quokkas prefer keyset pagination.'), { approve: false });
+    await importRecords(store.sql, await record('one', 'Quokkas prefer keyset pagination.'), { approve: false });
     expect(await df('quokka')).toBe(0);
     await expectConsistent();
-    await importRecords(store.sql, record('one', 'Quokkas prefer keyset pagination.'), { approve: true });
+    await importRecords(store.sql, await record('one', 'Quokkas prefer keyset pagination.'), { approve: true });
     expect(await df('quokka')).toBe(1);
-    await importRecords(store.sql, record('two', 'Quokkas also like cursors.'), { approve: true });
+    await importRecords(store.sql, await record('two', 'Quokkas also like cursors.'), { approve: true });
     expect(await df('quokka')).toBe(2);
     await expectConsistent();
   });
 
   it('follow a changed record', async () => {
-    await importRecords(store.sql, record('two', 'Wombats like cursors instead.'), { approve: true });
+    await importRecords(store.sql, await record('two', 'Wombats like cursors instead.'), { approve: true });
     expect(await df('quokka')).toBe(1);
     expect(await df('wombat')).toBe(1);
     await expectConsistent();
   });
 
   it('drop a deprecated record', async () => {
-    await importRecords(store.sql, record('one', 'Quokkas prefer keyset pagination.', { status: 'deprecated' }), { approve: true });
+    await importRecords(store.sql, await record('one', 'Quokkas prefer keyset pagination.', { status: 'deprecated' }), { approve: true });
     expect(await df('quokka')).toBe(0);
     expect((await maintained()).n).toBe(25);
     await expectConsistent();

@@ -33,13 +33,13 @@ afterAll(async () => {
 
 describe('records import', () => {
   it('keeps new records as unpublished candidates until approved', async () => {
-    const summary = await importRecords(store.sql, load(), { approve: false });
+    const summary = await importRecords(store.sql, await load(), { approve: false });
     expect(summary).toMatchObject({ created: 1, candidates: 1 });
     expect((await get([base.slug])).missing).toEqual([base.slug]);
   });
 
   it('publishes on approval and keeps the approved version in history', async () => {
-    const summary = await importRecords(store.sql, load(), { approve: true });
+    const summary = await importRecords(store.sql, await load(), { approve: true });
     expect(summary).toMatchObject({ updated: 1, approved: 1 });
     const out = await get([base.slug]);
     expect(out.results[0]).toMatchObject({ status: 'approved', content_version: 1 });
@@ -48,11 +48,11 @@ describe('records import', () => {
   });
 
   it('treats an identical re-import as unchanged', async () => {
-    expect(await importRecords(store.sql, load(), { approve: true })).toMatchObject({ unchanged: 1 });
+    expect(await importRecords(store.sql, await load(), { approve: true })).toMatchObject({ unchanged: 1 });
   });
 
   it('bumps content_version when approved text changes, and searches the new text', async () => {
-    await importRecords(store.sql, load({ recommendation: 'Call pool.end() after server.close() resolves; then exit.' }), { approve: true });
+    await importRecords(store.sql, await load({ recommendation: 'Call pool.end() after server.close() resolves; then exit.' }), { approve: true });
     const out = await get([base.slug]);
     expect(out.results[0].content_version).toBe(2);
     expect(out.results[0].recommendation).toMatch(/server\.close\(\) resolves/);
@@ -62,7 +62,7 @@ describe('records import', () => {
   });
 
   it('hides deprecated records from search and get_guidance', async () => {
-    await importRecords(store.sql, load({ recommendation: 'Call pool.end() after server.close() resolves; then exit.', status: 'deprecated' }), { approve: true });
+    await importRecords(store.sql, await load({ recommendation: 'Call pool.end() after server.close() resolves; then exit.', status: 'deprecated' }), { approve: true });
     expect((await get([base.slug])).missing).toEqual([base.slug]);
     const hits = (await store.tools.search_knowledge({ query: 'server.close resolves pool' })).structuredContent as any;
     expect(hits.results).toEqual([]);
@@ -70,7 +70,7 @@ describe('records import', () => {
   });
 
   it('rolls back the whole import when one record conflicts', async () => {
-    const records = [...load({ slug: 'brand-new-record' }), ...load({ slug: base.slug, id: '00000000-0000-4000-8000-000000000000' })];
+    const records = [...(await load({ slug: 'brand-new-record' })), ...(await load({ slug: base.slug, id: '00000000-0000-4000-8000-000000000000' }))];
     await expect(importRecords(store.sql, records, { approve: true })).rejects.toThrow(/another id/);
     expect(await store.sql.query("SELECT slug FROM records WHERE slug = 'brand-new-record'")).toEqual([]);
   });
