@@ -48,28 +48,37 @@ export const FEEDBACK_SOURCES = ['search_knowledge', 'get_guidance', 'other'] as
 export const CONFIDENCE_LEVELS = ['high', 'medium', 'low'] as const;
 export const RETRIEVAL_MODES = ['hybrid', 'keyword_fallback', 'no_match'] as const;
 
-const identifier = z.string().min(1).max(LIMITS.identifierMaxChars);
+/** NUL, or half of a UTF-16 surrogate pair: nothing a person types, and Postgres refuses to store either. */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** True for text that can be stored and compared as it is. */
+export function isStorableText(value: string): boolean {
+  return !UNSTORABLE.test(value);
+}
+
+/** A string argument of `min`–`max` characters that is storable text. */
+const text = (min: number, max: number) =>
+  z.string().min(min).max(max).refine(isStorableText, { message: 'Must not contain NUL characters or unpaired surrogates' });
+
+const identifier = text(1, LIMITS.identifierMaxChars);
 
 // ---------------------------------------------------------------------------
 // Inputs
 // ---------------------------------------------------------------------------
 
 export const searchKnowledgeInput = z.strictObject({
-  query: z
-    .string()
-    .min(LIMITS.queryMinChars)
-    .max(LIMITS.queryMaxChars)
+  query: text(LIMITS.queryMinChars, LIMITS.queryMaxChars)
     .refine((q) => q.trim().length >= LIMITS.queryMinChars, {
       message: `Query must contain at least ${LIMITS.queryMinChars} non-space characters`,
     })
     .describe('The implementation decision you are making, in plain words (symptoms, goal, constraints).'),
   technologies: z
-    .array(z.string().min(1).max(LIMITS.technologyMaxChars))
+    .array(text(1, LIMITS.technologyMaxChars))
     .max(LIMITS.technologiesMaxItems)
     .default([])
     .describe('Languages, frameworks, tools or platforms involved, e.g. ["React", "TypeScript"].'),
   versions: z
-    .record(z.string().min(1).max(LIMITS.technologyMaxChars), z.string().min(1).max(LIMITS.versionValueMaxChars))
+    .record(text(1, LIMITS.technologyMaxChars), text(1, LIMITS.versionValueMaxChars))
     .refine((v) => Object.keys(v).length <= LIMITS.versionsMaxKeys, {
       message: `At most ${LIMITS.versionsMaxKeys} versions`,
     })
@@ -100,10 +109,7 @@ export const submitFeedbackInput = z.strictObject({
   category: z.enum(FEEDBACK_CATEGORIES),
   record: identifier.optional().describe('The approved slug or id the feedback is about.'),
   source: z.enum(FEEDBACK_SOURCES).default('other'),
-  comment: z
-    .string()
-    .min(1)
-    .max(LIMITS.feedbackCommentMaxChars)
+  comment: text(1, LIMITS.feedbackCommentMaxChars)
     .optional()
     .describe('Never include source code, secrets, credentials, customer data or personal information.'),
 });

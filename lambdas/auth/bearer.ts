@@ -2,7 +2,8 @@
  * Resolves the `Authorization` header to a caller.
  *
  * No header: a guest (when guest access is on). A header that is not a well-formed
- * `Bearer kb_live_…` key, or a key that is unknown or revoked: refused with 401.
+ * `Bearer kb_live_…` key (an empty one included), or a key that is unknown or
+ * revoked: refused with 401.
  * A bad key never falls through to guest access, so a typo is noticed at once.
  */
 import { isWellFormedApiKey } from './api-keys.ts';
@@ -18,9 +19,7 @@ export interface KeyResolver {
 }
 
 export async function authenticate(header: string | null, keys: KeyResolver, guestEnabled: boolean): Promise<AuthOutcome> {
-  if (header === null || header.trim() === '') {
-    return guestEnabled ? { ok: true, caller: { kind: 'guest' } } : { ok: false, reason: 'missing' };
-  }
+  if (header === null) return guestEnabled ? { ok: true, caller: { kind: 'guest' } } : { ok: false, reason: 'missing' };
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   if (!match || !isWellFormedApiKey(match[1]!)) return { ok: false, reason: 'malformed' };
   const key = await keys.resolve(match[1]!);

@@ -21,6 +21,8 @@ export function createLambdaObservability(serviceName: string): LambdaObservabil
     if (event === 'search') {
       metrics.addMetric(`search_${String(fields.mode)}`, MetricUnit.Count, 1);
       if (fields.degraded) metrics.addMetric('search_degraded', MetricUnit.Count, 1);
+    } else if (event === 'search_event_failed') {
+      metrics.addMetric('search_event_failed', MetricUnit.Count, 1);
     } else if (event === 'quota_refused') {
       metrics.addMetric('quota_refused', MetricUnit.Count, 1);
     } else if (event === 'tool_call' && typeof fields.duration_ms === 'number') {
@@ -39,7 +41,10 @@ export function createLambdaObservability(serviceName: string): LambdaObservabil
         record(event, fields);
         powertools.info(event, clean(fields));
       },
-      warn: (event, fields) => powertools.warn(event, clean(fields)),
+      warn: (event, fields) => {
+        record(event, fields);
+        powertools.warn(event, clean(fields));
+      },
       error: (event, fields) => powertools.error(event, clean(fields)),
     },
   };

@@ -188,6 +188,14 @@ export const SETTINGS = {
     default: 25,
     description: 'seconds between `: keepalive` comments on GET streams',
   }),
+  requestTimeoutSeconds: integer({
+    env: 'CHATCTX_REQUEST_TIMEOUT_SECONDS',
+    runtimes: LOCAL,
+    min: 1,
+    max: 600,
+    default: 30,
+    description: 'seconds a client has to send a whole request, headers and body (408 after that); answers, event streams included, are not cut',
+  }),
   starterCorpus: flag({
     env: 'CHATCTX_STARTER_CORPUS',
     runtimes: LOCAL,

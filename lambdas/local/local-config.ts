@@ -22,6 +22,8 @@ export interface LocalConfig {
   readonly trustedProxies: readonly string[];
   /** Seconds between `: keepalive` comments on GET streams. */
   readonly keepAliveSeconds: number;
+  /** Seconds a client has to send a whole request. */
+  readonly requestTimeoutSeconds: number;
   /** Load `guidance/` on the first start of an empty store. */
   readonly loadStarterCorpus: boolean;
   readonly embeddings: EmbeddingProvider;
@@ -39,6 +41,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     'allowedOrigins',
     'trustedProxies',
     'keepAliveSeconds',
+    'requestTimeoutSeconds',
     'starterCorpus',
     'embeddings',
     'bedrockModelId',
@@ -55,6 +58,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     allowedOrigins: [...new Set([...origins, ...s.allowedOrigins])],
     trustedProxies: s.trustedProxies,
     keepAliveSeconds: s.keepAliveSeconds,
+    requestTimeoutSeconds: s.requestTimeoutSeconds,
     loadStarterCorpus: s.starterCorpus,
     embeddings: s.embeddings,
     bedrockModelId: s.bedrockModelId,

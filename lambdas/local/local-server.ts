@@ -198,9 +198,11 @@ async function bindMcp(config: LocalConfig, whenReady: Promise<Ready>, drainMs: 
     return handle(request, { clientIp: clientIp(env.incoming as IncomingMessage, config.trustedProxies) });
   });
   const requests = tracked(listener);
-  const server = createServer(requests.listener);
-  // Keep-alive GET streams must not be cut by Node's default request timeout.
-  server.requestTimeout = 0;
+  // Request timeouts are checked this often (Node's default, 30 s, would let a trickle run past them).
+  const server = createServer({ connectionsCheckingInterval: 1000 }, requests.listener);
+  // A client that trickles its request gets 408; the timeouts cover receiving the request, not answering it.
+  server.requestTimeout = config.requestTimeoutSeconds * 1000;
+  server.headersTimeout = config.requestTimeoutSeconds * 1000;
   await listen(server, config.port, config.host);
   const port = (server.address() as AddressInfo).port;
   const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;

@@ -24,6 +24,11 @@ export function jsonRpcError(
   });
 }
 
+/** A JSON-RPC error answer to a request, framed like every other answer (HTTP 200, SSE). */
+export function rpcError(id: JsonRpcId, code: number, message: string): Response {
+  return new Response(sseFrame([{ jsonrpc: '2.0', id, error: { code, message } }]), { status: 200, headers: SSE_HEADERS });
+}
+
 /** One SSE event per JSON-RPC message, as the contract's clients parse it. */
 export function sseFrame(messages: readonly unknown[]): string {
   return messages.map((m) => `event: message\ndata: ${JSON.stringify(m)}\n\n`).join('');
@@ -50,5 +55,7 @@ export const HTTP = {
   tooLarge: (limit: number) => jsonRpcError(413, -32000, `Payload Too Large: the request body limit is ${limit} bytes.`),
   rateLimited: (retryAfter: number, headers: Record<string, string>, id: JsonRpcId) =>
     jsonRpcError(429, -32000, 'Daily quota exhausted. Back off until Retry-After, or ask the owner for a higher quota.', { ...headers, 'Retry-After': String(retryAfter) }, id),
+  tooManyStreams: (retryAfter: number) =>
+    jsonRpcError(429, -32000, 'Too many open event streams: close one, or try again after Retry-After.', { 'Retry-After': String(retryAfter) }),
   internal: () => jsonRpcError(500, -32603, 'Internal error. The request was not completed; try again later.'),
 };

@@ -23,10 +23,14 @@ import { errorKind } from '../observability/logger.ts';
 import { authenticate, type Caller, type KeyResolver } from '../auth/bearer.ts';
 import { QuotaPolicy } from '../quota/quota-policy.ts';
 import { checkOrigin, type OriginPolicy } from './request-guards.ts';
-import { createMcpServer } from './mcp-server.ts';
-import { HTTP, SSE_HEADERS, sseFrame, type JsonRpcId } from './http-responses.ts';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { createMcpServer, toolCallProblem } from './mcp-server.ts';
+import { HTTP, SSE_HEADERS, rpcError, sseFrame, type JsonRpcId } from './http-responses.ts';
 import { preflight, withCors } from './cors.ts';
-import { openEventStream, type EventStreamMode } from './event-stream.ts';
+import { StreamCount, openEventStream, type EventStreamMode } from './event-stream.ts';
+
+/** How long a client refused a GET stream is asked to wait before trying again. */
+const STREAM_RETRY_SECONDS = 60;
 import { readBody } from './read-body.ts';
 
 export interface McpHttpConfig extends OriginPolicy {
@@ -60,6 +64,7 @@ type JsonRpcMessage = { jsonrpc?: unknown; id?: JsonRpcId; method?: unknown };
 export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
   const path = deps.config.path ?? '/mcp';
   const quota = new QuotaPolicy({ store: deps.quota, secrets: deps.secrets, guestDailyLimit: deps.config.guestDailyLimit, now: deps.now });
+  const streams = new StreamCount();
 
   return async (request, context) => {
     const started = performance.now();
@@ -79,6 +84,11 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     if (new URL(request.url).pathname !== path) return HTTP.notFound();
     const refused = checkOrigin(request, deps.config);
     if (refused) return HTTP.forbidden(refused);
+    // The Origin, if any, is allowed from here on: a browser client may read every answer, refusals included.
+    return withCors(request, await answer(request, context));
+  }
+
+  async function answer(request: Request, context: RequestContext): Promise<Response> {
     if (request.method === 'OPTIONS') return preflight(request);
     if (request.method !== 'POST' && request.method !== 'GET') return HTTP.methodNotAllowed();
 
@@ -89,17 +99,19 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
       return HTTP.unauthorized(auth.reason === 'malformed' ? 'The bearer token is not a chatctx API key.' : 'The API key is invalid or revoked.');
     }
     const subject = await quota.subject(auth.caller, context.clientIp);
-    const response = request.method === 'GET' ? openStream(request) : await handlePost(request, auth.caller, subject);
+    const response = request.method === 'GET' ? openStream(request, context.clientIp) : await handlePost(request, auth.caller, subject);
     if (!response.headers.has('X-Guest-Quota-Remaining')) {
       for (const [name, value] of Object.entries(await quota.uncountedHeaders(auth.caller, subject))) response.headers.set(name, value);
     }
-    return withCors(request, response);
+    return response;
   }
 
-  function openStream(request: Request): Response {
+  function openStream(request: Request, clientIp: string): Response {
     const accept = request.headers.get('accept') ?? '';
     if (!accept.includes('text/event-stream')) return HTTP.notAcceptable('text/event-stream');
-    return openEventStream(request, deps.config.getStream);
+    const stream = openEventStream(request, deps.config.getStream, streams, clientIp);
+    if (!stream) deps.logger.info('stream_refused', {});
+    return stream ?? HTTP.tooManyStreams(STREAM_RETRY_SECONDS);
   }
 
   async function handlePost(request: Request, caller: Caller, subject: string): Promise<Response> {
@@ -107,6 +119,8 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     if (parsed instanceof Response) return parsed;
     const rpc = parsed as JsonRpcMessage;
     if (rpc.method !== 'tools/call' || rpc.id === undefined) return dispatch(request, parsed);
+    const problem = toolCallProblem((parsed as { params?: unknown }).params);
+    if (problem) return rpcError(rpc.id, ErrorCode.InvalidParams, problem);
 
     const outcome = await quota.consume(caller, subject);
     if (!outcome.allowed) {
@@ -126,12 +140,22 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
       await server.connect(transport);
       const reply = await transport.handleRequest(request, { parsedBody: message });
       if (reply.status !== 200 || !(reply.headers.get('content-type') ?? '').includes('application/json')) return reply;
-      const payload: unknown = await reply.json();
-      return new Response(sseFrame(Array.isArray(payload) ? payload : [payload]), { status: 200, headers: SSE_HEADERS });
+      const payload = (await reply.json()) as { error?: { code?: number } };
+      return new Response(sseFrame([withoutInternalDetail(payload)]), { status: 200, headers: SSE_HEADERS });
     } finally {
       await server.close();
     }
   }
+}
+
+/**
+ * The SDK answers params that fail its schema with -32603 and the schema library's
+ * report; our handlers never fail that way (a tool's failure is a tool result), so
+ * -32603 here means the params were wrong: say so, without the report.
+ */
+function withoutInternalDetail(payload: { error?: { code?: number } }): object {
+  if (payload.error?.code !== ErrorCode.InternalError) return payload;
+  return { ...payload, error: { code: ErrorCode.InvalidParams, message: 'Invalid params: they do not match the schema of the method.' } };
 }
 
 /** The POST body as one JSON-RPC message object, or the HTTP answer refusing it. */

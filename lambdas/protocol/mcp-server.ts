@@ -39,6 +39,21 @@ export function listTools(): Tool[] {
 
 const TOOL_NAMES = new Set<string>(TOOL_DEFINITIONS.map((t) => t.name));
 
+/**
+ * Why a `tools/call`'s params cannot be run, or undefined when they can. Checked
+ * before the call is counted against a quota: a call refused at the protocol level
+ * costs nothing.
+ */
+export function toolCallProblem(params: unknown): string | undefined {
+  const call = params as { name?: unknown; arguments?: unknown } | null;
+  const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (!isObject(call) || typeof call!.name !== 'string' || (call!.arguments !== undefined && !isObject(call!.arguments))) {
+    return 'Invalid params: tools/call needs "name" (a string) and "arguments" (an object).';
+  }
+  if (!TOOL_NAMES.has(call!.name)) return `Unknown tool: ${call!.name.slice(0, 64)}`;
+  return undefined;
+}
+
 export function createMcpServer(invoker: ToolInvoker): Server {
   const server = new Server(
     { name: SERVER_NAME, version: SERVER_VERSION, title: 'chatctx' },

@@ -43,6 +43,9 @@ export async function validateRecords(items: readonly unknown[], where: (index: 
   return records;
 }
 
+/** The most one import reads: many thousands of records, far below what would strain memory. */
+const MAX_IMPORT_BYTES = 64 * 2 ** 20;
+
 interface Located {
   value: unknown;
   where: string;
@@ -79,14 +82,24 @@ export async function readRecordSources(path: string): Promise<{ values: unknown
     throw new ValidationError(`No file or folder at ${path}.`, { path });
   }
   const files = info.isDirectory()
-    ? (await readdir(path))
-        .filter((f) => f.endsWith('.json') || f.endsWith('.jsonl'))
+    ? (await readdir(path, { withFileTypes: true }))
+        .filter((entry) => entry.isFile() && (entry.name.endsWith('.json') || entry.name.endsWith('.jsonl')))
+        .map((entry) => join(path, entry.name))
         .sort()
-        .map((f) => join(path, f))
     : [path];
   if (files.length === 0) throw new ValidationError(`No .json or .jsonl files in ${path}.`, { path });
   const located: Located[] = [];
-  for (const file of files) located.push(...parseFile(file, await readFile(file, 'utf8')));
+  let total = 0;
+  for (const file of files) {
+    // A FIFO would block the read forever and a device would never end: only regular files, and not too much.
+    const fileInfo = await stat(file);
+    if (!fileInfo.isFile()) throw new ValidationError(`${file} is not a regular file; nothing was imported.`, { path: file });
+    total += fileInfo.size;
+    if (total > MAX_IMPORT_BYTES) {
+      throw new ValidationError(`The records under ${path} are larger than ${MAX_IMPORT_BYTES / 2 ** 20} MiB; import them in parts.`, { path });
+    }
+    located.push(...parseFile(file, await readFile(file, 'utf8')));
+  }
   return { values: located.map((l) => l.value), where: located.map((l) => l.where) };
 }
 

@@ -4,9 +4,10 @@
  * store derives (status history, content_version, timestamps) is optional here.
  */
 import { z } from 'zod';
-import { CONFIDENCE_LEVELS, TASK_TYPES, TOPICS } from '../../schema/tools.ts';
+import { CONFIDENCE_LEVELS, TASK_TYPES, TOPICS, isStorableText } from '../../schema/tools.ts';
 
-const text = (max: number) => z.string().trim().min(1).max(max);
+const text = (max: number) =>
+  z.string().trim().min(1).max(max).refine(isStorableText, { message: 'must not contain NUL characters or unpaired surrogates' });
 const list = (max: number) => z.array(text(1000)).max(max).default([]);
 
 /** A record's life: imported as a candidate, published once approved, withdrawn when deprecated. */
@@ -46,7 +47,7 @@ export const recordFileSchema = z.strictObject({
   pitfalls: list(20),
   verification_checks: list(20),
   confidence: z.enum(CONFIDENCE_LEVELS),
-  examples: z.string().max(4000).optional(),
+  examples: z.string().max(4000).refine(isStorableText, { message: 'must not contain NUL characters or unpaired surrogates' }).optional(),
   status: z.enum(RECORD_STATUSES).optional(),
   updated_at: z.iso.datetime({ offset: true }).optional(),
   sources: z

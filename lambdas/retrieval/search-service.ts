@@ -10,6 +10,7 @@ import type { Embedder } from '../ports/embedder.ts';
 import type { Secrets } from '../ports/secrets.ts';
 import type { Logger } from '../ports/logger.ts';
 import { hashQuery } from '../privacy/hashing.ts';
+import { errorKind } from '../observability/logger.ts';
 import type { GuidanceResult, SearchKnowledgeInput, SearchKnowledgeOutput, Topic } from '../../schema/tools.ts';
 import { loadApprovedByIds, type StoredRecord } from '../records/record-read.ts';
 import { shapeRecord } from '../records/record-shape.ts';
@@ -126,7 +127,12 @@ export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeIn
     input.token_budget,
   );
 
-  await recordSearchEvent(deps, input, topics, output);
+  try {
+    await recordSearchEvent(deps, input, topics, output);
+  } catch (error) {
+    // Analytics are not worth an agent's answer: the search stands, and the loss is counted.
+    deps.logger.warn('search_event_failed', { error: errorKind(error) });
+  }
   deps.logger.info('search', {
     mode: output.retrieval.mode,
     results: output.results.length,

@@ -116,3 +116,18 @@ describe('answer shaping', () => {
     expect(out.retrieval.truncated).toBe(true);
   });
 });
+
+describe('analytics', () => {
+  it('answers the search even when its analytics row cannot be written, and reports the loss', async () => {
+    const own = await memoryStore();
+    try {
+      await own.sql.query('DROP TABLE search_events');
+      const result = await own.tools.search_knowledge({ query: 'password hashing algorithm for user accounts' });
+      expect(result.isError).toBeFalsy();
+      expect((result.structuredContent as any).results[0].slug).toBe('hash-passwords-with-argon2id-or-bcrypt');
+      expect(own.logs.join('\n')).toMatch(/"event":"search_event_failed"/);
+    } finally {
+      await own.sql.close();
+    }
+  });
+});
