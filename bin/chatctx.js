@@ -1,7 +1,23 @@
 #!/usr/bin/env node
-// Entry point of the `chatctx` command: registers the TypeScript loader, then runs
-// the CLI. The project ships TypeScript sources and runs them without a build step.
-import { register } from 'tsx/esm/api';
+// Entry point of the `chatctx` command. It runs the CLI compiled ahead into
+// `.build/` (see build.mjs), compiling first when a source changed since, so a
+// command starts as plain JavaScript. Without esbuild (an install without dev
+// dependencies) it runs the TypeScript sources through tsx instead, more slowly.
+import { pathToFileURL } from 'node:url';
+import { build, currentBuild } from './build.mjs';
 
-register();
-await import('./chatctx.ts');
+let folder = currentBuild();
+if (!folder) {
+  try {
+    folder = await build();
+  } catch {
+    folder = undefined;
+  }
+}
+if (folder) {
+  await import(pathToFileURL(`${folder}/bin/chatctx.js`).href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('./chatctx.ts');
+}

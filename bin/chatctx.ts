@@ -3,12 +3,12 @@
  * commands (keys, records). Wiring and printing only; the work is in `lambdas/`.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { readLocalConfig } from '../lambdas/local/local-config.ts';
-import { ConfigError, SETTINGS } from '../lambdas/config/settings.ts';
-import { startLocalServer } from '../lambdas/local/local-server.ts';
+import { ConfigError, SETTINGS, settingGiven } from '../lambdas/config/settings.ts';
+import { DataDirError, findDataDir } from '../lambdas/local/data-dir.ts';
 import { runLocalAdmin } from '../lambdas/local/admin-client.ts';
-import { runRemoteAdmin } from '../lambdas/aws/remote-admin.ts';
 import { readRecordSources } from '../lambdas/records/record-files.ts';
 import { AppError } from '../lambdas/errors/app-error.ts';
 import { createLogger } from '../lambdas/observability/logger.ts';
@@ -23,18 +23,37 @@ import type { ApiKeyInfo, CreatedApiKey } from '../lambdas/auth/key-repository.t
 // Everything this process creates (the store, the pepper, tokens) is for its owner only.
 process.umask(0o077);
 
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
 const program = new Command('chatctx')
   .description('Owner-reviewed engineering guidance for coding agents, over MCP.')
-  .option('--data-dir <dir>', 'data directory (default: $CHATCTX_DATA_DIR or ./.chatctx)')
+  .version(version)
+  .option('--data-dir <dir>', 'data directory (default: $CHATCTX_DATA_DIR, else the nearest .chatctx/ here or above)')
   .option('--json', 'print machine-readable JSON')
   .option('--remote <function>', 'run key/record commands on a deployed stack: the admin Lambda function name (uses your AWS credentials)')
   .showHelpAfterError();
 
 const globals = () => program.opts<{ dataDir?: string; json?: boolean; remote?: string }>();
-const dataDir = () => {
-  const dir = globals().dataDir;
-  return dir ? resolve(dir) : readLocalConfig().dataDir;
-};
+
+/**
+ * The data directory a command works on: `--data-dir`, else `CHATCTX_DATA_DIR`,
+ * else the nearest `.chatctx/` holding a store in this folder or above. Only
+ * `serve` creates one where none exists; another command refuses rather than
+ * silently starting an empty store because it ran from another folder.
+ */
+function dataDir(forServe = false): string {
+  const flag = globals().dataDir;
+  if (flag) return resolve(flag);
+  if (settingGiven(process.env, 'dataDir')) return readLocalConfig().dataDir;
+  const name = SETTINGS.dataDir.defaultValue!;
+  const found = findDataDir(process.cwd(), name);
+  if (found) return found;
+  if (forServe) return resolve(name);
+  throw new DataDirError(
+    `No chatctx data directory (${name}/ with a store) in ${process.cwd()} or any folder above it. Start the server once ` +
+      `where it should live (npm start), or name it with --data-dir or ${SETTINGS.dataDir.env}.`,
+  );
+}
 const print = (human: string, json: unknown) => console.log(globals().json ? JSON.stringify(json, null, 2) : human);
 
 function wholeNumber(value: string): number {
@@ -61,11 +80,14 @@ async function admin<T>(command: AdminCommand): Promise<T> {
   };
   try {
     const remote = globals().remote;
-    if (remote) return (await runRemoteAdmin(remote, command)) as T;
+    // Loaded only when asked for: the AWS SDK alone would add a tenth of a second to every command.
+    if (remote) return (await (await import('../lambdas/aws/remote-admin.ts')).runRemoteAdmin(remote, command)) as T;
     const config = readLocalConfig();
     const embedder = () => createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
     const onWait = (holder: string) => console.error(`waiting for ${holder} to finish…`);
-    return (await runLocalAdmin(dataDir(), command, { embedder, onProgress, onWait })) as T;
+    const dir = dataDir();
+    if (!globals().json) console.error(`data directory: ${dir}`);
+    return (await runLocalAdmin(dir, command, { embedder, onProgress, onWait })) as T;
   } finally {
     bar?.stop();
   }
@@ -80,10 +102,15 @@ function keyLine(k: ApiKeyInfo): string {
 program
   .command('serve')
   .description('start the local MCP server on the embedded store')
-  .action(async () => {
-    const dir = globals().dataDir;
-    const config = readLocalConfig({ ...process.env, ...(dir ? { [SETTINGS.dataDir.env]: dir } : {}) });
+  .option('--port <n>', `TCP port (default: $${SETTINGS.port.env} or ${SETTINGS.port.defaultValue}; 0 picks a free one)`, wholeNumber)
+  .option('--host <address>', `address to bind (default: $${SETTINGS.host.env} or ${SETTINGS.host.defaultValue})`)
+  .action(async (opts: { port?: number; host?: string }) => {
+    const overrides: Record<string, string> = { [SETTINGS.dataDir.env]: dataDir(true) };
+    if (opts.port !== undefined) overrides[SETTINGS.port.env] = String(opts.port);
+    if (opts.host !== undefined) overrides[SETTINGS.host.env] = opts.host;
+    const config = readLocalConfig({ ...process.env, ...overrides });
     const started = performance.now();
+    const { startLocalServer } = await import('../lambdas/local/local-server.ts');
     const server = await startLocalServer(config, createLogger());
     const clientConfig = { servers: { chatctx: { type: 'http', url: server.mcpUrl } } };
     console.log(
@@ -145,8 +172,8 @@ keys
   .description('revoke an API key; it is refused with 401 from then on')
   .argument('<id>', 'the key id printed by keys create or keys list')
   .action(async (id: string) => {
-    const key = await admin<ApiKeyInfo>({ op: 'keys.revoke', id });
-    print(`Revoked ${key.id} (${key.name}).`, key);
+    const key = await admin<ApiKeyInfo & { already_revoked: boolean }>({ op: 'keys.revoke', id });
+    print(key.already_revoked ? `Key ${key.id} (${key.name}) was already revoked, at ${key.revoked_at}.` : `Revoked ${key.id} (${key.name}).`, key);
   });
 
 keys
@@ -248,13 +275,21 @@ program
   });
 
 function fail(error: unknown): never {
+  if (globals().json) {
+    // Machine-readable to the end: the error in the envelope shape, on stdout, and exit 1.
+    const known = error instanceof AppError ? error : undefined;
+    const code = known?.code ?? (error instanceof ConfigError || error instanceof DataDirError ? 'validation_error' : 'internal');
+    const message = error instanceof Error ? error.message : 'unexpected failure';
+    console.log(JSON.stringify({ error: { code, message, details: known?.details ?? {} } }, null, 2));
+    process.exit(1);
+  }
   if (error instanceof AppError) {
     console.error(`error: ${error.message}`);
     const problems = (error.details as { problems?: { where: string; problem: string }[] }).problems;
     for (const p of problems ?? []) console.error(`  ${p.where}: ${p.problem}`);
     const issues = (error.details as { issues?: { path: string; message: string }[] }).issues;
     for (const i of issues ?? []) console.error(`  ${i.path || '(command)'}: ${i.message}`);
-  } else if (error instanceof ConfigError) {
+  } else if (error instanceof ConfigError || error instanceof DataDirError) {
     console.error(`error: ${error.message}`);
   } else {
     const code = (error as NodeJS.ErrnoException)?.code;

@@ -26,3 +26,7 @@ function ensure(dir, label) {
 
 ensure('.', 'dependencies');
 if (process.argv.includes('--conformance')) ensure(join('test', 'conformance'), 'the MCP conformance suite');
+
+// Compile the CLI ahead (see build.mjs), so the first command does not pay for it.
+const { build, currentBuild } = await import('./build.mjs');
+if (!currentBuild()) await build();

@@ -7,13 +7,12 @@
  * with the codes of `errors/app-error.ts`; the local endpoint may send
  * `{"progress": {"done", "total"}}` lines before it. Internal failures carry the
  * generic message only. The local endpoint's HTTP status for each code is
- * `ADMIN_HTTP_STATUS`.
+ * `ADMIN_HTTP_STATUS`. Running a command and wrapping its outcome is
+ * `runEnveloped` in `admin-operations.ts`; this module imports none of the
+ * operations, so a client that only sends commands loads little.
  */
 import { AppError, isErrorCode, toAppError, type ErrorCode } from '../errors/app-error.ts';
-import { errorKind } from '../observability/logger.ts';
-import type { Logger } from '../ports/logger.ts';
 import type { EmbedProgress } from '../embeddings/record-embeddings.ts';
-import { adminOpOf, runAdminCommand, type AdminDeps } from './admin-operations.ts';
 
 export interface AdminErrorBody {
   readonly code: ErrorCode;
@@ -38,19 +37,8 @@ export function errorEnvelope(error: unknown): { readonly error: AdminErrorBody 
   return { error: { code: appError.code, message: appError.message, details: appError.details } };
 }
 
-/** Runs one command and wraps its outcome; logs the op and outcome, never the command. */
-export async function runEnveloped(deps: AdminDeps, command: unknown, logger: Logger): Promise<AdminEnvelope> {
-  const op = adminOpOf(command);
-  try {
-    const result = await runAdminCommand(deps, command);
-    logger.info('admin_command', { op, outcome: 'ok' });
-    return { result };
-  } catch (error) {
-    const envelope = errorEnvelope(error);
-    const code = envelope.error.code;
-    logger.info('admin_command', { op, outcome: code, error: code === 'internal' ? errorKind(error) : undefined });
-    return envelope;
-  }
+export function resultEnvelope(result: unknown): { readonly result: unknown } {
+  return { result };
 }
 
 /** The result inside an outcome, or its error thrown as the same `AppError` the local path throws. */

@@ -17,6 +17,8 @@ import { errorKind } from '../observability/logger.ts';
 import { listRecords, setRecordStatus } from '../records/record-review.ts';
 import { RECORD_STATUSES } from '../records/record-schema.ts';
 import { SETTINGS } from '../config/settings.ts';
+import type { Logger } from '../ports/logger.ts';
+import { errorEnvelope, resultEnvelope, type AdminEnvelope } from './admin-envelope.ts';
 import { listFeedback } from '../feedback/feedback-repository.ts';
 import { FEEDBACK_CATEGORIES } from '../../schema/tools.ts';
 import { validateRecords } from '../records/record-files.ts';
@@ -155,5 +157,20 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
     }
     case 'feedback.list':
       return listFeedback(deps.sql, { category: command.category, limit: command.limit });
+  }
+}
+
+/** Runs one command and wraps its outcome in the envelope; logs the op and outcome, never the command. */
+export async function runEnveloped(deps: AdminDeps, command: unknown, logger: Logger): Promise<AdminEnvelope> {
+  const op = adminOpOf(command);
+  try {
+    const result = await runAdminCommand(deps, command);
+    logger.info('admin_command', { op, outcome: 'ok' });
+    return resultEnvelope(result);
+  } catch (error) {
+    const envelope = errorEnvelope(error);
+    const code = envelope.error.code;
+    logger.info('admin_command', { op, outcome: code, error: code === 'internal' ? errorKind(error) : undefined });
+    return envelope;
   }
 }

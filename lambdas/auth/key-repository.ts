@@ -49,8 +49,16 @@ export class KeyRepository {
     return this.sql.query<ApiKeyInfo>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`);
   }
 
-  revoke(id: string): Promise<ApiKeyInfo> {
-    return this.updateOne(`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id::text = $1 RETURNING ${KEY_COLUMNS}`, [id]);
+  /** Revokes a key; `already_revoked` says the key was revoked before (it keeps its first revocation time). */
+  async revoke(id: string): Promise<ApiKeyInfo & { already_revoked: boolean }> {
+    const [row] = await this.sql.query<ApiKeyInfo & { already_revoked: boolean }>(
+      `WITH before AS (SELECT id, revoked_at IS NOT NULL AS already_revoked FROM api_keys WHERE id::text = $1)
+       UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now()) FROM before WHERE k.id = before.id
+       RETURNING k.id, k.name, k.daily_quota, k.created_at, k.revoked_at, k.last_used_at, before.already_revoked`,
+      [id],
+    );
+    if (!row) throw new NotFoundError('No API key has that id.', { id });
+    return row;
   }
 
   setDailyQuota(id: string, dailyQuota: number | null): Promise<ApiKeyInfo> {

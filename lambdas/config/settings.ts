@@ -67,8 +67,8 @@ function integer(common: Common & { readonly min: number; readonly max: number; 
   );
 }
 
-function text(common: Common & { readonly default?: string }): Setting<string> {
-  return setting(common, (raw) => raw.trim(), common.default);
+function text(common: Common & { readonly default?: string; readonly defaultText?: string }): Setting<string> {
+  return setting(common, (raw) => raw.trim(), common.default, common.defaultText);
 }
 
 /** A comma-separated list, trimmed and lower-cased (host names, origins, addresses). */
@@ -202,6 +202,13 @@ export const SETTINGS = {
     default: true,
     description: 'load and approve `guidance/` on the first start of an empty store; `0` skips it',
   }),
+  apiKey: text({
+    env: 'CHATCTX_API_KEY',
+    runtimes: LOCAL,
+    default: '',
+    defaultText: 'none',
+    description: 'an API key for the project\'s own client scripts (`npm run inspect`, `npm run bench:load`) to send, so it never appears on a command line or in npm\'s echo of one',
+  }),
   embeddings: oneOf({
     env: 'CHATCTX_EMBEDDINGS',
     runtimes: BOTH,
@@ -266,6 +273,12 @@ export function readSetting<K extends SettingName>(env: Environment, name: K): S
     // Only a choice among fixed words quotes what it got; no other message repeats the value.
     throw new ConfigError(spec.env, `${spec.env} ${(error as Error).message}.`);
   }
+}
+
+/** Whether `env` gives the setting a value (rather than leaving it to its default). */
+export function settingGiven(env: Environment, name: SettingName): boolean {
+  const raw = env[SETTINGS[name].env];
+  return raw !== undefined && raw.trim() !== '';
 }
 
 /** A setting's default value; throws for a required setting, which has none. */

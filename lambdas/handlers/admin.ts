@@ -6,8 +6,8 @@
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { runEnveloped, type AdminEnvelope } from '../admin/admin-envelope.ts';
-import type { AdminDeps } from '../admin/admin-operations.ts';
+import type { AdminEnvelope } from '../admin/admin-envelope.ts';
+import { runEnveloped, type AdminDeps } from '../admin/admin-operations.ts';
 import { createLambdaObservability } from '../aws/powertools-logger.ts';
 import { dataApiSql, lambdaEmbedder, pepperSecrets } from '../aws/aws-adapters.ts';
 

@@ -18,10 +18,9 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { Embedder } from '../ports/embedder.ts';
 import type { EmbedProgress } from '../embeddings/record-embeddings.ts';
 import { AppError } from '../errors/app-error.ts';
-import { runAdminCommand, type AdminCommand } from '../admin/admin-operations.ts';
+import type { AdminCommand } from '../admin/admin-operations.ts';
 import { openEnvelope, parseAdminLine } from '../admin/admin-envelope.ts';
 import { DataDirLock, adminTokenPath, describeOwner, makePrivate, readOwner, type DataDirOwner } from './data-dir.ts';
-import { openLocalStore } from './local-store.ts';
 
 export interface LocalAdminOptions {
   /** Embedding provider for direct runs (the running server uses its own). */
@@ -51,6 +50,8 @@ export async function runLocalAdmin(dataDir: string, command: AdminCommand, opti
 }
 
 async function runDirectly(lock: DataDirLock, command: AdminCommand, options: LocalAdminOptions): Promise<unknown> {
+  // The store and the operations are loaded only here: a command sent to a running server needs neither.
+  const [{ openLocalStore }, { runAdminCommand }] = await Promise.all([import('./local-store.ts'), import('../admin/admin-operations.ts')]);
   try {
     const store = await openLocalStore(lock);
     const embedder = await options.embedder?.();

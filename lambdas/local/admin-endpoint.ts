@@ -12,8 +12,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../ports/logger.ts';
-import type { AdminDeps } from '../admin/admin-operations.ts';
-import { ADMIN_HTTP_STATUS, errorEnvelope, runEnveloped, type AdminLine } from '../admin/admin-envelope.ts';
+import { runEnveloped, type AdminDeps } from '../admin/admin-operations.ts';
+import { ADMIN_HTTP_STATUS, errorEnvelope, type AdminLine } from '../admin/admin-envelope.ts';
 import { AppError, ValidationError } from '../errors/app-error.ts';
 import type { EmbedProgress } from '../embeddings/record-embeddings.ts';
 

@@ -23,7 +23,8 @@
  */
 import { chmod, lstat, mkdir, open, readFile, readdir, type FileHandle } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 
 // fs-native-extensions ships no type declarations; this is the one function used.
 const { tryLock } = createRequire(import.meta.url)('fs-native-extensions') as { tryLock(fd: number): boolean };
@@ -114,6 +115,19 @@ export async function readOwner(dataDir: string): Promise<DataDirOwner | undefin
     return typeof owner.pid === 'number' && typeof owner.command === 'string' ? owner : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The nearest folder called `name` that holds a store, in `start` or a folder above
+ * it, the way git finds its repository: a command run from a subfolder of a project
+ * uses the project's store instead of creating an empty one where it stands.
+ */
+export function findDataDir(start: string, name: string): string | undefined {
+  for (let dir = resolve(start); ; dir = dirname(dir)) {
+    const candidate = join(dir, name);
+    if (existsSync(storePath(candidate)) || existsSync(pepperPath(candidate))) return candidate;
+    if (dirname(dir) === dir) return undefined;
   }
 }
 

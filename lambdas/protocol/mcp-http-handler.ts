@@ -13,7 +13,6 @@
  * what guests are told is `quota/quota-policy.ts`; CORS is `cors.ts`; the GET
  * stream is `event-stream.ts`.
  */
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { LIMITS } from '../../schema/tools.ts';
 import type { QuotaStore } from '../ports/quota-store.ts';
 import type { Secrets } from '../ports/secrets.ts';
@@ -24,8 +23,8 @@ import { authenticate, type Caller, type KeyResolver } from '../auth/bearer.ts';
 import { QuotaPolicy } from '../quota/quota-policy.ts';
 import { checkOrigin, type OriginPolicy } from './request-guards.ts';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { createMcpServer, toolCallProblem } from './mcp-server.ts';
-import { HTTP, SSE_HEADERS, rpcError, sseFrame, type JsonRpcId } from './http-responses.ts';
+import { answerMessage, toolCallProblem } from './mcp-server.ts';
+import { HTTP, rpcError, type JsonRpcId } from './http-responses.ts';
 import { preflight, withCors } from './cors.ts';
 import { StreamCount, openEventStream, type EventStreamMode } from './event-stream.ts';
 
@@ -118,7 +117,7 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     const parsed = await parseMessage(request);
     if (parsed instanceof Response) return parsed;
     const rpc = parsed as JsonRpcMessage;
-    if (rpc.method !== 'tools/call' || rpc.id === undefined) return dispatch(request, parsed);
+    if (rpc.method !== 'tools/call' || rpc.id === undefined) return answerMessage(deps.invoker, request, parsed);
     const problem = toolCallProblem((parsed as { params?: unknown }).params);
     if (problem) return rpcError(rpc.id, ErrorCode.InvalidParams, problem);
 
@@ -127,35 +126,10 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
       deps.logger.info('quota_refused', { caller: caller.kind });
       return HTTP.rateLimited(outcome.retryAfterSeconds, outcome.headers, rpc.id ?? null);
     }
-    const response = await dispatch(request, parsed);
+    const response = await answerMessage(deps.invoker, request, parsed);
     for (const [name, value] of Object.entries(outcome.headers)) response.headers.set(name, value);
     return response;
   }
-
-  /** Hands one parsed message to a fresh SDK server and frames its reply as SSE. */
-  async function dispatch(request: Request, message: object): Promise<Response> {
-    const server = createMcpServer(deps.invoker);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    try {
-      await server.connect(transport);
-      const reply = await transport.handleRequest(request, { parsedBody: message });
-      if (reply.status !== 200 || !(reply.headers.get('content-type') ?? '').includes('application/json')) return reply;
-      const payload = (await reply.json()) as { error?: { code?: number } };
-      return new Response(sseFrame([withoutInternalDetail(payload)]), { status: 200, headers: SSE_HEADERS });
-    } finally {
-      await server.close();
-    }
-  }
-}
-
-/**
- * The SDK answers params that fail its schema with -32603 and the schema library's
- * report; our handlers never fail that way (a tool's failure is a tool result), so
- * -32603 here means the params were wrong: say so, without the report.
- */
-function withoutInternalDetail(payload: { error?: { code?: number } }): object {
-  if (payload.error?.code !== ErrorCode.InternalError) return payload;
-  return { ...payload, error: { code: ErrorCode.InvalidParams, message: 'Invalid params: they do not match the schema of the method.' } };
 }
 
 /** The POST body as one JSON-RPC message object, or the HTTP answer refusing it. */

@@ -7,10 +7,12 @@
  * reusing a connected transport, and nothing here needs to survive a request.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { TOOL_DEFINITIONS, inputJsonSchema, outputJsonSchema } from '../../schema/tools.ts';
 import type { ToolInvoker } from '../ports/tool-invoker.ts';
 import { toolError } from '../tools/tool-result.ts';
+import { SSE_HEADERS, sseFrame } from './http-responses.ts';
 
 export const SERVER_NAME = 'chatctx-knowledge';
 export const SERVER_VERSION = '0.1.0';
@@ -72,4 +74,29 @@ export function createMcpServer(invoker: ToolInvoker): Server {
     }
   });
   return server;
+}
+
+/** Hands one parsed message to a fresh SDK server and frames its reply as SSE. */
+export async function answerMessage(invoker: ToolInvoker, request: Request, message: object): Promise<Response> {
+  const server = createMcpServer(invoker);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  try {
+    await server.connect(transport);
+    const reply = await transport.handleRequest(request, { parsedBody: message });
+    if (reply.status !== 200 || !(reply.headers.get('content-type') ?? '').includes('application/json')) return reply;
+    const payload = (await reply.json()) as { error?: { code?: number } };
+    return new Response(sseFrame([withoutInternalDetail(payload)]), { status: 200, headers: SSE_HEADERS });
+  } finally {
+    await server.close();
+  }
+}
+
+/**
+ * The SDK answers params that fail its schema with -32603 and the schema library's
+ * report; our handlers never fail that way (a tool's failure is a tool result), so
+ * -32603 here means the params were wrong: say so, without the report.
+ */
+function withoutInternalDetail(payload: { error?: { code?: number } }): object {
+  if (payload.error?.code !== ErrorCode.InternalError) return payload;
+  return { ...payload, error: { code: ErrorCode.InvalidParams, message: 'Invalid params: they do not match the schema of the method.' } };
 }

@@ -4,10 +4,11 @@
  * bad input, and imports that land whole or not at all.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, rm, writeFile, mkdir, readFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile, mkdir, readFile, readdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { makeDataDir, runCli, startServer } from '../support/local-server.ts';
+import { CLI, REPO_ROOT, makeDataDir, runCli, startServer } from '../support/local-server.ts';
 import { connectClient } from '../support/mcp-client.ts';
 
 let dataDir: string;
@@ -65,7 +66,7 @@ describe('chatctx keys (no server running)', () => {
     expect(badQuota.stderr).toMatch(/whole number/);
     const unknown = await cli('keys', 'revoke', '00000000-0000-0000-0000-000000000000');
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toBe('error: No API key has that id.\n');
+    expect(unknown.stderr).toMatch(/^error: No API key has that id.\n$/m);
     const unknownQuota = await cli('keys', 'set-quota', 'nope', '5');
     expect(unknownQuota.code).toBe(1);
   });
@@ -180,3 +181,84 @@ describe('one server per data directory', () => {
     }
   });
 });
+
+describe('a CLI that feels native', () => {
+  it('prints its version', async () => {
+    const result = await runCli(['--version']);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('finds the store of a project from a subfolder, says which one it uses, and never creates one elsewhere', async () => {
+    const project = await mkdtemp(join(tmpdir(), 'chatctx-project-'));
+    try {
+      const store = join(project, '.chatctx');
+      expect((await runCli(['--data-dir', store, 'keys', 'create', '--name', 'here'])).code).toBe(0);
+      const sub = join(project, 'src', 'deep');
+      await mkdir(sub, { recursive: true });
+      const fromSub = await runCliIn(sub, ['keys', 'list']);
+      expect(fromSub.code).toBe(0);
+      expect(fromSub.stdout).toContain('here');
+      expect(fromSub.stderr).toContain(`data directory: ${store}`);
+
+      const elsewhere = await mkdtemp(join(tmpdir(), 'chatctx-elsewhere-'));
+      const refused = await runCliIn(elsewhere, ['keys', 'list']);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/No chatctx data directory .* --data-dir/);
+      expect(await readdir(elsewhere)).toEqual([]);
+      await rm(elsewhere, { recursive: true, force: true });
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
+  });
+
+  it('reports errors as JSON with --json', async () => {
+    const result = await cli('--json', 'keys', 'revoke', '00000000-0000-4000-8000-000000000000');
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toEqual({ error: { code: 'not_found', message: 'No API key has that id.', details: { id: '00000000-0000-4000-8000-000000000000' } } });
+  });
+
+  it('says so when a key was already revoked', async () => {
+    const id = JSON.parse((await cli('--json', 'keys', 'create', '--name', 'twice')).stdout).id as string;
+    expect((await cli('keys', 'revoke', id)).stdout).toMatch(/^Revoked /);
+    const again = await cli('keys', 'revoke', id);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/was already revoked, at \d{4}-/);
+  });
+
+  it('serves on the port and host given as options', async () => {
+    const dir = await makeDataDir();
+    const port = 18000 + Math.floor(Math.random() * 1000);
+    const child = spawn(process.execPath, [CLI, '--data-dir', dir, 'serve', '--port', String(port), '--host', '127.0.0.1'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, CHATCTX_EMBEDDINGS: 'none' },
+    });
+    try {
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(out)), 90_000);
+        child.stdout.on('data', () => out.includes('serving MCP at') && (clearTimeout(timer), resolve()));
+      });
+      expect(out).toContain(`serving MCP at http://127.0.0.1:${port}/mcp`);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** The CLI run from another working directory, with no data directory in its environment. */
+function runCliIn(cwd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const env = { ...process.env };
+    delete env.CHATCTX_DATA_DIR;
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}

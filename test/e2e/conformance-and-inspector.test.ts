@@ -18,9 +18,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
-function runScript(script: string, args: string[]): Promise<{ code: number; out: string }> {
+function runScript(script: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', script), ...args], { cwd: REPO_ROOT });
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', script), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -40,12 +40,12 @@ describe('MCP conformance suite', () => {
 });
 
 describe('MCP Inspector CLI', () => {
-  it('lists the tools and calls search_knowledge with an Authorization header', async () => {
+  it('lists the tools and calls search_knowledge with the key from CHATCTX_API_KEY, never on the command line', async () => {
     const created = await runCli(['--json', 'keys', 'create', '--name', 'inspector'], { CHATCTX_DATA_DIR: server.dataDir });
     const key = JSON.parse(created.stdout).key as string;
-    const header = `Authorization: Bearer ${key}`;
+    const withKey = { CHATCTX_API_KEY: key };
 
-    const list = await runScript('inspect.mjs', [server.url, '--method', 'tools/list', '--header', header]);
+    const list = await runScript('inspect.mjs', [server.url, '--method', 'tools/list'], withKey);
     expect(list.code).toBe(0);
     expect(list.out).toContain('"name": "search_knowledge"');
 
@@ -57,13 +57,11 @@ describe('MCP Inspector CLI', () => {
       'search_knowledge',
       '--tool-arg',
       'query=retry transient failures with exponential backoff',
-      '--header',
-      header,
-    ]);
+    ], withKey);
     expect(call.code).toBe(0);
     expect(call.out).toContain('"slug": "retry-with-capped-exponential-backoff-jitter-and-retry-after"');
 
-    const refused = await runScript('inspect.mjs', [server.url, '--method', 'tools/list', '--header', `Authorization: Bearer kb_live_${'x'.repeat(43)}`]);
+    const refused = await runScript('inspect.mjs', [server.url, '--method', 'tools/list'], { CHATCTX_API_KEY: `kb_live_${'x'.repeat(43)}` });
     expect(refused.code).not.toBe(0);
     expect(refused.out).toContain('invalid or revoked');
   });
