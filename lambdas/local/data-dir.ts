@@ -16,12 +16,13 @@
  * exits, so a lock left by a dead process never blocks. The owner description is
  * only informative; the lock decides.
  *
- * Everything under the directory is owner-only (0700 folders, 0600 files), fixed on
- * every acquisition and again once the store is open (PGlite writes its files 0666
- * whatever the umask), because the pepper and the database hold what keys and
- * quotas depend on. The 0700 directory is what keeps others out in between.
+ * Everything under the directory is owner-only (0700 folders, 0600 files): the
+ * directory itself on every acquisition, everything in it once the store is open
+ * (the server) or closed (a CLI command), because PGlite writes its files 0666
+ * whatever the umask. The pepper and the database hold what keys and quotas depend
+ * on; the 0700 directory is what keeps others out in between.
  */
-import { chmod, lstat, mkdir, open, readFile, readdir, type FileHandle } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, readdir, type FileHandle } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -64,8 +65,7 @@ export class DataDirLock {
 
   /**
    * Takes the lock, creating the directory (0700) and the lock file (0600) if needed,
-   * and makes everything under the directory owner-only. Undefined when another
-   * process holds it.
+   * and makes the directory owner-only. Undefined when another process holds it.
    */
   static async tryAcquire(dataDir: string, command: string): Promise<DataDirLock | undefined> {
     try {
@@ -85,7 +85,8 @@ export class DataDirLock {
     }
     const lock = new DataDirLock(dataDir, handle, { pid: process.pid, command, since: new Date().toISOString() });
     await lock.describe({});
-    await makePrivate(dataDir);
+    // The folder first: once it is 0700 nothing inside is reachable by others; its files are fixed once the store is open.
+    await chmod(dataDir, 0o700);
     return lock;
   }
 
@@ -139,13 +140,12 @@ export function describeOwner(owner: DataDirOwner | undefined): string {
 /** 0700 for the directory and every folder in it, 0600 for every file; links are left alone. */
 export async function makePrivate(dir: string): Promise<void> {
   await chmod(dir, 0o700);
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) await makePrivate(path);
-    else if (entry.isFile()) await chmod(path, 0o600);
-    else if (!entry.isSymbolicLink()) {
-      const info = await lstat(path);
-      if (!info.isSymbolicLink()) await chmod(path, 0o600);
-    }
-  }
+  // Entries of a folder in parallel: a store holds about a thousand files.
+  await Promise.all(
+    (await readdir(dir, { withFileTypes: true })).map(async (entry) => {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) await makePrivate(path);
+      else if (!entry.isSymbolicLink()) await chmod(path, 0o600);
+    }),
+  );
 }
