@@ -3,12 +3,15 @@
 // server on a fresh data directory (the starter corpus, the bundled encoder), makes
 // an unlimited key, then measures with autocannon:
 //
-//   - search_knowledge at concurrency 1, 4 and 16, with the query's embedding cached
-//     (the same question) and not cached (a new question every call);
+//   - search_knowledge at concurrency 1, 4 and 16: the same question every call (its
+//     answer and embedding cached), a new question every call (the encoder runs), and
+//     questions asked before but too many for the answer cache (embedding cached,
+//     answer computed); each row says how many answers came from the answer cache,
+//     counted from the server's own log;
 //   - ping latency while 2,000 records are imported through the server and
 //     cache-miss searches run at concurrency 4.
 //
-// Prints a table and writes bench-results/load.json. Bounded (about two minutes at
+// Prints a table and writes bench-results/load.json. Bounded (about three minutes at
 // the default 10 s per run), loopback only, nothing left behind.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,12 +35,26 @@ function run(args) {
   });
 }
 
+/** Searches the server has logged, by where the answer and the embedding came from. */
+const served = { answerHits: 0, searches: 0 };
+function countSearches(chunk) {
+  for (const line of String(chunk).split('\n')) {
+    if (!line.includes('"event":"search"')) continue;
+    served.searches += 1;
+    if (line.includes('"answer_cache":"hit"')) served.answerHits += 1;
+  }
+}
+
 /** The server, once it answers and its records are embedded. */
 function serve() {
   const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, 'serve', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
+  const take = (d) => {
+    countSearches(d);
+    if (out.length < 1e5) out += d;
+  };
+  child.stdout.on('data', take);
+  child.stderr.on('data', take);
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`server exited ${code}:\n${out}`)));
     const check = () => {
@@ -52,21 +69,32 @@ function serve() {
 const HEADERS = (key) => ({ 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${key}` });
 const search = (query, id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'search_knowledge', arguments: { query } } });
 
+/** The questions of each scenario: `next()` gives the next call's question. */
+const KNOWN_QUESTIONS = 1000;
+const questions = {
+  hit: () => 'retry transient failures with backoff and jitter',
+  miss: (() => {
+    let n = 0;
+    return () => `retry transient failures with backoff and jitter, case ${Date.now()}-${n++}`;
+  })(),
+  // More than the server keeps answers for (500), asked in turn: the least recently asked comes next.
+  known: (() => {
+    let n = 0;
+    return () => `how many retries before a circuit breaker opens, variant ${n++ % KNOWN_QUESTIONS}`;
+  })(),
+};
+
 /** One load run; resolves with autocannon's result and every response time it saw. */
-function measure(url, key, connections, uniqueQueries) {
-  let n = 0;
+function measure(url, key, connections, scenario, duration = seconds) {
   const times = [];
+  const next = questions[scenario];
   const instance = autocannon({
     url,
     method: 'POST',
     headers: HEADERS(key),
     connections,
-    duration: seconds,
-    requests: [
-      uniqueQueries
-        ? { setupRequest: (request) => ({ ...request, body: search(`retry transient failures with backoff and jitter, case ${Date.now()}-${n++}`) }) }
-        : { body: search('retry transient failures with backoff and jitter') },
-    ],
+    duration,
+    requests: [{ setupRequest: (request) => ({ ...request, body: search(next()) }) }],
   });
   instance.on('response', (_client, _status, _bytes, responseTime) => times.push(responseTime));
   const done = instance.then((result) => ({ result, times }));
@@ -114,16 +142,26 @@ const { url, child } = await serve();
 const runs = [];
 try {
   const { key } = JSON.parse(await run(['--json', 'keys', 'create', '--name', 'bench']));
-  for (const cache of ['hit', 'miss']) {
+  const SCENARIOS = {
+    hit: 'same question every call (answer cached)',
+    miss: 'new question every call (encoder runs)',
+    known: 'known questions, answer not cached (embedding cached)',
+  };
+  for (const scenario of ['hit', 'miss', 'known']) {
+    // Ask every known question once, so that their embeddings are cached.
+    if (scenario === 'known') await autocannon({ url, method: 'POST', headers: HEADERS(key), connections: 4, amount: KNOWN_QUESTIONS, requests: [{ setupRequest: (r) => ({ ...r, body: search(questions.known()) }) }] });
     for (const connections of [1, 4, 16]) {
-      const { result, times } = await measure(url, key, connections, cache === 'miss');
+      const before = { ...served };
+      const { result, times } = await measure(url, key, connections, scenario);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the server's last log lines
       const row = {
-        scenario: `search_knowledge, embedding cache ${cache}`,
+        scenario: `search_knowledge, ${SCENARIOS[scenario]}`,
         connections,
         requests_per_s: Math.round(result.requests.average),
         p50_ms: Number(percentile(times, 50).toFixed(1)),
         p95_ms: Number(percentile(times, 95).toFixed(1)),
         p99_ms: Number(percentile(times, 99).toFixed(1)),
+        answer_cache_hits: `${served.answerHits - before.answerHits}/${served.searches - before.searches}`,
         non_2xx: result.non2xx,
         errors: result.errors,
         load_average_1m: Number(loadavg()[0].toFixed(2)),
@@ -133,7 +171,7 @@ try {
     }
   }
   const importing = run(['records', 'import', importFile(), '--approve']);
-  const background = measure(url, key, 4, true);
+  const background = measure(url, key, 4, 'miss', 3600);
   const pings = await pingDuring(url, key, importing);
   background.stop();
   await background;
@@ -149,9 +187,9 @@ try {
   const report = { cores: cpus().length, node: process.version, seconds_per_run: seconds, runs, ping, total_s: Math.round((performance.now() - started) / 1000) };
   mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench-results', 'load.json'), JSON.stringify(report, null, 2) + '\n');
-  console.log('\n| scenario | connections | req/s | p50 ms | p95 ms | p99 ms | load avg |');
-  console.log('|---|---|---|---|---|---|---|');
-  for (const r of runs) console.log(`| ${r.scenario} | ${r.connections} | ${r.requests_per_s} | ${r.p50_ms} | ${r.p95_ms} | ${r.p99_ms} | ${r.load_average_1m} |`);
+  console.log('\n| scenario | connections | req/s | p50 ms | p95 ms | p99 ms | answers from cache | load avg |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of runs) console.log(`| ${r.scenario} | ${r.connections} | ${r.requests_per_s} | ${r.p50_ms} | ${r.p95_ms} | ${r.p99_ms} | ${r.answer_cache_hits} | ${r.load_average_1m} |`);
   console.log(`\n${ping.scenario}: ${ping.pings} pings, p50 ${ping.p50_ms} ms, p95 ${ping.p95_ms} ms, p99 ${ping.p99_ms} ms, max ${ping.max_ms} ms (load average ${ping.load_average_1m})`);
 } finally {
   child.kill('SIGTERM');

@@ -19,8 +19,9 @@ import { importRecords } from '../../lambdas/records/record-import.ts';
 import type { RecordFile } from '../../lambdas/records/record-schema.ts';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { embedRecords, recordsToEmbed, type EmbedProgress } from '../../lambdas/embeddings/record-embeddings.ts';
-import { rankCandidates, DENSE_WEIGHT, type RankMode } from '../../lambdas/retrieval/rank.ts';
+import { rankCandidates, DENSE_WEIGHT, type QueryVector, type RankMode } from '../../lambdas/retrieval/rank.ts';
 import { embedQuery } from '../../lambdas/retrieval/query-embedding.ts';
+import type { Sql } from '../../lambdas/ports/sql.ts';
 import { searchKnowledge, type SearchDeps } from '../../lambdas/retrieval/search-service.ts';
 import { searchKnowledgeInput } from '../../schema/tools.ts';
 import { silentLogger } from '../../lambdas/observability/logger.ts';
@@ -133,7 +134,7 @@ interface RankedRuns {
   readonly runs: Map<ModeName, Map<string, string[]>>;
   readonly latencies: Map<ModeName, number[]>;
   /** The query embedding each query got (for the weight sweep). */
-  readonly vectors: Map<string, Float32Array | undefined>;
+  readonly vectors: Map<string, QueryVector | undefined>;
 }
 
 export async function runEvaluation(options: EvalOptions): Promise<EvalReport> {
@@ -231,25 +232,30 @@ async function rankQueries(ctx: EvalContext): Promise<RankedRuns> {
   const modes: RankMode[] = ctx.deps.embedder ? ['hybrid', 'keyword', 'vector'] : ['keyword'];
   const runs = new Map<ModeName, Map<string, string[]>>(modes.map((m) => [m, new Map()]));
   const latencies = new Map<ModeName, number[]>(modes.map((m) => [m, []]));
-  const vectors = new Map<string, Float32Array | undefined>();
+  const vectors = new Map<string, QueryVector | undefined>();
   await ctx.timed('queries', async () => {
     const tick = ctx.options.progress?.('queries');
     for (const [i, query] of ctx.queries.entries()) {
       for (const mode of modes) {
         const t = performance.now();
-        let vector: Float32Array | undefined;
-        if (mode !== 'keyword') {
-          vector = (await embedQuery(ctx.deps, query.text)).vector;
-          vectors.set(query.id, vector);
-        }
+        let vector: QueryVector | undefined;
+        if (mode !== 'keyword') vector = (await embedQuery(ctx.deps, query.text)).vector;
         const ranked = await rankCandidates(ctx.sql, query.text, vector, { mode, filter: {}, pool: POOL });
         latencies.get(mode)!.push(performance.now() - t);
+        if (vector && !vectors.has(query.id)) vectors.set(query.id, await asLiteral(ctx.sql, vector));
         runs.get(mode)!.set(query.id, ranked.candidates.map((c) => ctx.docOf.get(c.id)!));
       }
       tick?.({ done: i + 1, total: ctx.queries.length });
     }
   });
   return { runs, latencies, vectors };
+}
+
+/** The vector itself: the weight sweep runs after the tool path has emptied the embedding cache. */
+async function asLiteral(sql: Sql, vector: QueryVector): Promise<QueryVector | undefined> {
+  if (vector.literal !== undefined) return { literal: vector.literal };
+  const [row] = await sql.query<{ v: string }>('SELECT embedding::text AS v FROM embedding_cache WHERE cache_key = $1', [vector.cacheKey ?? null]);
+  return row ? { literal: row.v } : undefined;
 }
 
 /** An independent BM25 (wink-bm25-text-search) over the same documents. */
@@ -318,7 +324,7 @@ function scoreRuns(ranked: RankedRuns, qrels: Qrels, queries: readonly BeirQuery
 }
 
 /** nDCG@10 of hybrid ranking at each dense weight, on both halves (choose on tune only). */
-async function sweepWeights(ctx: EvalContext, vectors: ReadonlyMap<string, Float32Array | undefined>, weights: readonly number[]) {
+async function sweepWeights(ctx: EvalContext, vectors: ReadonlyMap<string, QueryVector | undefined>, weights: readonly number[]) {
   const halves = splitByQueryId(ctx.queries.map((q) => q.id));
   const sweep: NonNullable<EvalReport['sweep']> = [];
   for (const weight of weights) {

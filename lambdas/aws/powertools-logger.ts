@@ -22,7 +22,7 @@ export function createLambdaObservability(serviceName: string): LambdaObservabil
       metrics.addMetric(`search_${String(fields.mode)}`, MetricUnit.Count, 1);
       if (fields.degraded) metrics.addMetric('search_degraded', MetricUnit.Count, 1);
     } else if (event === 'search_event_failed') {
-      metrics.addMetric('search_event_failed', MetricUnit.Count, 1);
+      metrics.addMetric('search_event_failed', MetricUnit.Count, typeof fields.events === 'number' ? fields.events : 1);
     } else if (event === 'quota_refused') {
       metrics.addMetric('quota_refused', MetricUnit.Count, 1);
     } else if (event === 'tool_call' && typeof fields.duration_ms === 'number') {

@@ -26,6 +26,8 @@ import type { Embedder } from '../ports/embedder.ts';
 import type { Logger } from '../ports/logger.ts';
 import { createMcpHttpHandler, type McpHttpHandler } from '../protocol/mcp-http-handler.ts';
 import { createToolHandlers } from '../tools/tool-handlers.ts';
+import { SearchCache } from '../retrieval/search-cache.ts';
+import { BufferedSearchEvents, type SearchEventSink } from '../retrieval/search-events.ts';
 import { InProcessToolInvoker } from '../tools/in-process-invoker.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
 import { SqlQuotaStore } from '../quota/sql-quota-store.ts';
@@ -76,20 +78,24 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     let ready!: (value: Ready) => void;
     const whenReady = new Promise<Ready>((resolve) => (ready = resolve));
     const mcp = await bindMcp(config, whenReady, options.drainMs ?? 5000);
-    stops.push(() => mcp.close());
+    let draining: Promise<void> | undefined;
+    const drainMcp = () => (draining ??= mcp.close());
+    stops.push(drainMcp);
     const admin = await bindAdmin(lock, mcp.url, whenReady);
     stops.push(() => admin.close());
 
     const store = await openLocalStore(lock, { thread: true });
     await loadTokenizer();
     stops.push(() => store.close());
+    const events = new BufferedSearchEvents(store.sql, logger);
+    stops.push(() => events.close());
     const starterCorpusLoaded = config.loadStarterCorpus ? (await loadStarterCorpusOnce(store))?.slugs.length : undefined;
     await housekeeping(store);
     // PGlite creates its files 0666 whatever the umask; the 0700 directory already shuts others out.
     await makePrivate(lock.dataDir);
     const embedder = await createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
     if (embedder?.close) stops.push(() => embedder.close!());
-    ready(await answering(store, embedder, config, logger, admin.token));
+    ready(await answering(store, embedder, events, config, logger, admin.token));
     logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', created: store.created });
 
     const background = new AbortController();
@@ -101,7 +107,8 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
       adminUrl: admin.url,
       starterCorpusLoaded,
       backgroundWork,
-      close: () => (closed ??= stopAll()),
+      // Requests in flight are answered (and their events written) before anything else stops.
+      close: () => (closed ??= drainMcp().then(stopAll)),
     };
   } catch (error) {
     await stopAll();
@@ -142,10 +149,19 @@ async function housekeeping(store: LocalStore): Promise<void> {
 /**
  * The MCP handler and the admin endpoint over the store. Keys and today's quota
  * counters are kept in memory too (this process is their only writer), so a
- * handshake, a ping or a list never waits for the database.
+ * handshake, a ping or a list never waits for the database; search events are
+ * written in batches, and repeated questions and records read are kept per corpus
+ * generation (retrieval/search-cache.ts).
  */
-async function answering(store: LocalStore, embedder: Embedder | undefined, config: LocalConfig, logger: Logger, adminToken: string): Promise<Ready> {
-  const handlers = createToolHandlers({ sql: store.sql, secrets: store.secrets, embedder, logger });
+async function answering(
+  store: LocalStore,
+  embedder: Embedder | undefined,
+  events: SearchEventSink,
+  config: LocalConfig,
+  logger: Logger,
+  adminToken: string,
+): Promise<Ready> {
+  const handlers = createToolHandlers({ sql: store.sql, secrets: store.secrets, embedder, logger, events, cache: new SearchCache() });
   const keys = new CachedKeyResolver(new KeyRepository(store.sql, store.secrets));
   const counters = new SqlQuotaStore(store.sql);
   const quota = await MirroredQuotaStore.open(counters, utcDay(new Date()), (day) => counters.counters(day));

@@ -33,3 +33,13 @@ export function hashQuery(pepper: Buffer, query: string): string {
 export function hashEmbeddingCacheKey(pepper: Buffer, model: string, dimensions: number, query: string): string {
   return purposeHmac(pepper, 'embedding-cache', `${model}\u0000${dimensions}\u0000${normalizeQuery(query)}`);
 }
+
+/**
+ * Key of a whole search answer kept in memory (`retrieval/search-cache.ts`): the
+ * model and every argument as given. The query is not normalized here: two spellings
+ * of one question may differ in what the answer says about them (a long query gets a
+ * suggestion to shorten it), so only the very same input reuses an answer.
+ */
+export function hashSearchInput(pepper: Buffer, model: string, input: unknown): string {
+  return purposeHmac(pepper, 'search-answer', `${model}\u0000${JSON.stringify(input)}`);
+}

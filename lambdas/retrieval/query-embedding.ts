@@ -3,16 +3,23 @@
  * normalized query). A repeated question skips the encoder; the raw text is never
  * stored. Any failure (encoder error, timeout, cache trouble) yields no vector and
  * a reason, so the caller degrades to keyword search instead of failing.
+ *
+ * A cached embedding is handed on by its key (see candidate-search.ts): the search
+ * statement reads it where it is, so it never travels as text; a new one goes with
+ * its key, and the search statement stores it. Its `last_used_at`
+ * (which only decides pruning, after 30 days unused) is touched at most hourly, so
+ * a repeated question does not write on every call.
  */
 import type { Sql } from '../ports/sql.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Secrets } from '../ports/secrets.ts';
 import { hashEmbeddingCacheKey } from '../privacy/hashing.ts';
 import { embedWithDeadline } from '../embeddings/embed-with-deadline.ts';
-import { parseVector, vectorLiteral } from '../embeddings/vector-codec.ts';
+import { vectorLiteral } from '../embeddings/vector-codec.ts';
+import type { QueryVector } from './candidate-search.ts';
 
 export interface QueryEmbedding {
-  readonly vector?: Float32Array;
+  readonly vector?: QueryVector;
   readonly cache?: 'hit' | 'miss';
   readonly degradedReason?: string;
 }
@@ -32,24 +39,19 @@ export async function embedQuery(deps: QueryEmbeddingDeps, query: string): Promi
   if (!embedder) return { degradedReason: NO_PROVIDER };
   const key = hashEmbeddingCacheKey(await deps.secrets.pepper(), embedder.model, embedder.dimensions, query);
   try {
-    const [cached] = await deps.sql.query<{ embedding: string }>(
-      'UPDATE embedding_cache SET last_used_at = now() WHERE cache_key = $1 RETURNING embedding::text AS embedding',
+    const [cached] = await deps.sql.query<{ found: number }>(
+      `WITH hit AS (SELECT cache_key, last_used_at FROM embedding_cache WHERE cache_key = $1),
+            touched AS (UPDATE embedding_cache e SET last_used_at = now() FROM hit
+                         WHERE e.cache_key = hit.cache_key AND hit.last_used_at < now() - interval '1 hour')
+       SELECT count(*)::int AS found FROM hit`,
       [key],
     );
-    if (cached) return { vector: parseVector(cached.embedding), cache: 'hit' };
+    if (cached && cached.found > 0) return { vector: { cacheKey: key }, cache: 'hit' };
   } catch {
     // A cache that cannot be read is a miss; the encoder still answers.
   }
   const result = await embedWithDeadline(embedder, [query], deps.embedTimeoutMs ?? 1500);
   if (!result.ok) return { degradedReason: result.reason };
-  const vector = result.vectors[0]!;
-  try {
-    await deps.sql.query(
-      'INSERT INTO embedding_cache (cache_key, embedding) VALUES ($1, $2::vector) ON CONFLICT (cache_key) DO NOTHING',
-      [key, vectorLiteral(vector)],
-    );
-  } catch {
-    // Caching is an optimisation; the answer does not depend on it.
-  }
-  return { vector, cache: 'miss' };
+  // Stored in the cache by the search statement, which parses it anyway (candidate-search.ts).
+  return { vector: { cacheKey: key, literal: vectorLiteral(result.vectors[0]!) }, cache: 'miss' };
 }

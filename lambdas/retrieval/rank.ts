@@ -11,8 +11,9 @@
  * weak encoder's ranks the same say as BM25's and lost 0.2 nDCG@10.
  */
 import type { Sql } from '../ports/sql.ts';
-import { keywordSearch, type CandidateFilter } from './keyword-search.ts';
-import { similarities, vectorSearch } from './vector-search.ts';
+import { searchCandidates, type CandidateFilter, type QueryVector } from './candidate-search.ts';
+
+export type { QueryVector };
 
 export type RankMode = 'hybrid' | 'keyword' | 'vector';
 
@@ -45,33 +46,33 @@ export interface RankOptions {
   readonly denseWeight?: number;
 }
 
-export async function rankCandidates(sql: Sql, query: string, vector: Float32Array | undefined, options: RankOptions): Promise<RankResult> {
+export async function rankCandidates(sql: Sql, query: string, vector: QueryVector | undefined, options: RankOptions): Promise<RankResult> {
   const mode = vector ? options.mode : 'keyword';
+  const found = await searchCandidates(sql, query, vector, { filter: options.filter, pool: options.pool, keyword: mode !== 'vector' });
   if (mode === 'vector') {
-    const hits = await vectorSearch(sql, vector!, options.filter, options.pool);
     return {
-      candidates: hits.map((h) => ({ id: h.id, score: h.similarity, bm25: 0, coverage: 0, similarity: h.similarity })),
-      totalCandidates: hits.length,
+      candidates: found.dense.map((h) => ({ id: h.id, score: h.similarity, bm25: 0, coverage: 0, similarity: h.similarity })),
+      totalCandidates: found.dense.length,
     };
   }
 
-  const keyword = await keywordSearch(sql, query, options.filter, options.pool);
-  const coverage = (matchedIdf: number) => (keyword.queryIdf > 0 ? Math.min(1, matchedIdf / keyword.queryIdf) : 0);
+  const keyword = found.keyword;
+  const coverage = (matchedIdf: number) => (found.queryIdf > 0 ? Math.min(1, matchedIdf / found.queryIdf) : 0);
   if (mode === 'keyword') {
     return {
-      candidates: keyword.hits.map((h) => ({ id: h.id, score: h.score, bm25: h.score, coverage: coverage(h.matchedIdf) })),
-      totalCandidates: keyword.totalCandidates,
+      candidates: keyword.map((h) => ({ id: h.id, score: h.score, bm25: h.score, coverage: coverage(h.matchedIdf) })),
+      totalCandidates: found.keywordCandidates,
     };
   }
 
-  const dense = await vectorSearch(sql, vector!, options.filter, options.pool);
-  const byId = new Map(keyword.hits.map((h) => [h.id, h]));
-  const ids = [...new Set([...keyword.hits.map((h) => h.id), ...dense.map((h) => h.id)])];
-  // Exact similarity for every candidate, including keyword hits the ANN pool missed.
-  const sims = await similarities(sql, vector!, ids);
-  for (const h of dense) if (!sims.has(h.id)) sims.set(h.id, h.similarity);
+  const dense = found.dense;
+  const byId = new Map(keyword.map((h) => [h.id, h]));
+  const ids = [...new Set([...keyword.map((h) => h.id), ...dense.map((h) => h.id)])];
+  // Similarity for every candidate: the dense side's, and the keyword hits' it missed.
+  const sims = new Map(found.similarities);
+  for (const h of dense) sims.set(h.id, h.similarity);
 
-  const bestBm25 = keyword.hits[0]?.score ?? 0;
+  const bestBm25 = keyword[0]?.score ?? 0;
   const simValues = ids.map((id) => sims.get(id)).filter((v): v is number => v !== undefined);
   const lo = Math.min(...simValues);
   const hi = Math.max(...simValues);
@@ -86,5 +87,5 @@ export async function rankCandidates(sql: Sql, query: string, vector: Float32Arr
   });
   candidates.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
   const denseOnly = dense.filter((h) => !byId.has(h.id)).length;
-  return { candidates: candidates.slice(0, options.pool), totalCandidates: keyword.totalCandidates + denseOnly };
+  return { candidates: candidates.slice(0, options.pool), totalCandidates: found.keywordCandidates + denseOnly };
 }

@@ -9,8 +9,7 @@ import type { Sql } from '../ports/sql.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Secrets } from '../ports/secrets.ts';
 import type { Logger } from '../ports/logger.ts';
-import { hashQuery } from '../privacy/hashing.ts';
-import { errorKind } from '../observability/logger.ts';
+import { hashQuery, hashSearchInput } from '../privacy/hashing.ts';
 import type { GuidanceResult, SearchKnowledgeInput, SearchKnowledgeOutput, Topic } from '../../schema/tools.ts';
 import { loadApprovedByIds, type StoredRecord } from '../records/record-read.ts';
 import { shapeRecord } from '../records/record-shape.ts';
@@ -19,6 +18,8 @@ import { tokensWithin } from './token-budget.ts';
 import { embedQuery } from './query-embedding.ts';
 import { rankCandidates, type RankedCandidate } from './rank.ts';
 import { canonicalTechnologies } from '../records/technology-vocabulary.ts';
+import type { SearchCache } from './search-cache.ts';
+import { DirectSearchEvents, type SearchEventSink } from './search-events.ts';
 
 export interface SearchDeps {
   readonly sql: Sql;
@@ -28,6 +29,10 @@ export interface SearchDeps {
   readonly logger: Logger;
   /** Time allowed for the query embedding on a cache miss. @default 1500 */
   readonly embedTimeoutMs?: number;
+  /** Answers and records kept between calls; without it every call reads everything. */
+  readonly cache?: SearchCache;
+  /** Where search events go. @default written at once, one per search */
+  readonly events?: SearchEventSink;
 }
 
 /** How many candidates each retrieval side contributes. */
@@ -72,7 +77,44 @@ function relevant(candidates: readonly RankedCandidate[]): RankedCandidate[] {
 }
 
 export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeInput): Promise<SearchKnowledgeOutput> {
-  const topics: Topic[] = input.topic === undefined ? [] : Array.isArray(input.topic) ? input.topic : [input.topic];
+  const pepper = await deps.secrets.pepper();
+  const generation = await deps.cache?.current(deps.sql);
+  const key = hashSearchInput(pepper, deps.embedder?.model ?? 'none', input);
+  const kept = generation === undefined ? undefined : deps.cache!.answer(generation, key);
+  // A repeated question gets the answer it got in this corpus generation, and runs no encoder.
+  const output: SearchKnowledgeOutput = kept
+    ? { ...kept, retrieval: { ...kept.retrieval, embedding_cache: kept.retrieval.embedding_cache ? 'hit' : undefined } }
+    : await answer(deps, input, generation);
+  // Degraded answers are not kept, so a recovered embedder is used at once.
+  if (!kept && generation !== undefined && !output.retrieval.degraded) deps.cache!.keepAnswer(generation, key, output);
+
+  const topics = topicsOf(input);
+  await (deps.events ?? new DirectSearchEvents(deps.sql, deps.logger)).record({
+    query_hash: hashQuery(pepper, input.query),
+    topics,
+    technologies: input.technologies,
+    mode: output.retrieval.mode,
+    result_count: output.results.length,
+    degraded: output.retrieval.degraded,
+  });
+  deps.logger.info('search', {
+    mode: output.retrieval.mode,
+    results: output.results.length,
+    candidates: output.retrieval.total_candidates,
+    degraded: output.retrieval.degraded,
+    embedding_cache: output.retrieval.embedding_cache,
+    answer_cache: kept ? 'hit' : generation === undefined ? undefined : 'miss',
+    truncated: output.retrieval.truncated,
+    technology_filter_fallback: output.retrieval.technology_filter_fallback,
+  });
+  return output;
+}
+
+const topicsOf = (input: SearchKnowledgeInput): Topic[] => (input.topic === undefined ? [] : Array.isArray(input.topic) ? input.topic : [input.topic]);
+
+/** Retrieval, applicability, the relevance threshold and shaping: the answer itself. */
+async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation: number | undefined): Promise<SearchKnowledgeOutput> {
+  const topics = topicsOf(input);
   const technologies = canonicalTechnologies(input.technologies);
 
   const embedding = await embedQuery(deps, input.query);
@@ -87,7 +129,7 @@ export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeIn
     ranking = await rank({});
     kept = relevant(ranking.candidates);
   }
-  const records = new Map((await loadApprovedByIds(deps.sql, kept.map((c) => c.id))).map((r) => [r.id, r]));
+  const records = await readRecords(deps, generation, kept.map((c) => c.id));
 
   const ranked: Ranked[] = [];
   for (const candidate of kept) {
@@ -121,28 +163,20 @@ export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeIn
     },
     suggestions: mode === 'no_match' ? noMatchSuggestions(input, topics) : [],
   };
-  const output = await fitToBudget(
+  return fitToBudget(
     base,
     top.map((r) => ({ ...shapeRecord(r.record, input.detail), applicability_note: r.note })),
     input.token_budget,
   );
+}
 
-  try {
-    await recordSearchEvent(deps, input, topics, output);
-  } catch (error) {
-    // Analytics are not worth an agent's answer: the search stands, and the loss is counted.
-    deps.logger.warn('search_event_failed', { error: errorKind(error) });
-  }
-  deps.logger.info('search', {
-    mode: output.retrieval.mode,
-    results: output.results.length,
-    candidates: output.retrieval.total_candidates,
-    degraded: output.retrieval.degraded,
-    embedding_cache: embedding.cache,
-    truncated: output.retrieval.truncated,
-    technology_filter_fallback: technologyFilterFallback,
-  });
-  return output;
+/** The approved records of `ids`, from the cache where this generation's copy is there. */
+async function readRecords(deps: SearchDeps, generation: number | undefined, ids: readonly string[]): Promise<Map<string, StoredRecord>> {
+  if (generation === undefined) return new Map((await loadApprovedByIds(deps.sql, ids)).map((r) => [r.id, r]));
+  const { found, missing } = deps.cache!.knownRecords(generation, ids);
+  const loaded = missing.length > 0 ? await loadApprovedByIds(deps.sql, missing) : [];
+  deps.cache!.keepRecords(generation, loaded);
+  return new Map([...found, ...loaded].map((r) => [r.id, r]));
 }
 
 function querySummary(topics: readonly string[], technologies: readonly string[], taskType?: string): string {
@@ -192,25 +226,4 @@ function noMatchSuggestions(input: SearchKnowledgeInput, topics: readonly string
   if (input.query.length > 300) suggestions.push('Shorten the query to the decision itself; leave out code and unrelated context.');
   suggestions.push('If the guidance should exist, call submit_feedback with category "missing".');
   return suggestions;
-}
-
-async function recordSearchEvent(
-  deps: SearchDeps,
-  input: SearchKnowledgeInput,
-  topics: readonly string[],
-  output: SearchKnowledgeOutput,
-): Promise<void> {
-  await deps.sql.query(
-    `INSERT INTO search_events (query_hash, topics, technologies, mode, result_count, degraded)
-     VALUES ($1, (SELECT coalesce(array_agg(t), '{}') FROM jsonb_array_elements_text($2::jsonb) t),
-                 (SELECT coalesce(array_agg(t), '{}') FROM jsonb_array_elements_text($3::jsonb) t), $4, $5, $6)`,
-    [
-      hashQuery(await deps.secrets.pepper(), input.query),
-      JSON.stringify(topics),
-      JSON.stringify(input.technologies),
-      output.retrieval.mode,
-      output.results.length,
-      output.retrieval.degraded,
-    ],
-  );
 }

@@ -6,6 +6,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { postgreSplitterOptions, splitQuery } from 'dbgate-query-splitter';
 import type { Sql } from '../ports/sql.ts';
 
 export const SCHEMA_DIR = fileURLToPath(new URL('../../schema/', import.meta.url));
@@ -48,14 +49,12 @@ export async function migrate(sql: Sql, migrations?: readonly Migration[]): Prom
 
 /**
  * Splits a migration into statements (the Data API runs one statement per call).
- * Migrations are plain DDL: semicolons end statements; no dollar-quoted bodies.
+ * A Postgres-aware splitter: semicolons inside quoted strings, dollar-quoted
+ * function bodies and comments do not end a statement. Pieces that are only
+ * comments are dropped.
  */
 export function splitStatements(script: string): string[] {
-  return script
-    .split('\n')
-    .filter((line) => !line.trimStart().startsWith('--'))
-    .join('\n')
-    .split(';')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
+  return (splitQuery(script, postgreSplitterOptions) as string[])
+    .map((statement) => statement.trim())
+    .filter((statement) => statement.replace(/--[^\n]*/g, '').trim().length > 0);
 }

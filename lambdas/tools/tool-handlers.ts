@@ -9,6 +9,8 @@ import type { Embedder } from '../ports/embedder.ts';
 import type { Secrets } from '../ports/secrets.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { ToolHandler, ToolName } from './guarded-tool.ts';
+import type { SearchCache } from '../retrieval/search-cache.ts';
+import type { SearchEventSink } from '../retrieval/search-events.ts';
 import { searchKnowledgeTool } from './search-knowledge-tool.ts';
 import { getGuidanceTool } from './get-guidance-tool.ts';
 import { submitFeedbackTool } from './submit-feedback-tool.ts';
@@ -20,6 +22,10 @@ export interface ToolDeps {
   readonly secrets: Secrets;
   readonly embedder?: Embedder;
   readonly logger: Logger;
+  /** Kept answers and records for search (see search-service.ts). */
+  readonly cache?: SearchCache;
+  /** Where search events go (see search-service.ts). */
+  readonly events?: SearchEventSink;
 }
 
 export function createToolHandlers(deps: ToolDeps): Record<ToolName, ToolHandler> {

@@ -10,6 +10,9 @@ import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
 import { SCHEMA_DIR } from '../../lambdas/storage/migrations.ts';
 import { runMigrations } from '../../lambdas/aws/migrations-resource.ts';
 import { ROLE_GRANTS, type RoleName } from '../../lambdas/storage/database-roles.ts';
+import { searchCandidates } from '../../lambdas/retrieval/candidate-search.ts';
+import { SearchCache } from '../../lambdas/retrieval/search-cache.ts';
+import { vectorLiteral } from '../../lambdas/embeddings/vector-codec.ts';
 
 let fixture: Awaited<ReturnType<typeof startDataApiFixture>>;
 let sql: DataApiSql;
@@ -40,11 +43,24 @@ afterAll(async () => {
 describe('migrate', () => {
   it('applies the schema and the roles, then applies nothing new on the next deploy', async () => {
     const first = await runMigrations(sql, SCHEMA_DIR, secrets);
-    expect(first.Data.applied).toBe('001_initial');
+    expect(first.Data.applied).toBe('001_initial,002_search_functions');
     expect(first.Data.roles.split(',').sort()).toEqual(Object.keys(ROLE_GRANTS).sort());
     const second = await runMigrations(sql, SCHEMA_DIR, secrets);
     expect(second.Data.applied).toBe('none');
     expect(second.PhysicalResourceId).toBe(first.PhysicalResourceId);
+  });
+
+  it('lets the search role run the retrieval statement, storing a new query embedding, and read the corpus generation', async () => {
+    const key = 'e'.repeat(64);
+    await sql.transaction(async (tx) => {
+      await tx.query('SET LOCAL ROLE chatctx_search');
+      const vector = { cacheKey: key, literal: vectorLiteral(new Float32Array(512).fill(1 / Math.sqrt(512))) };
+      const found = await searchCandidates(tx, 'retry transient failures', vector, { filter: { technologies: ['Node.js'] }, pool: 10, keyword: true });
+      expect(found.keyword).toEqual([]);
+      expect(await new SearchCache().current(tx)).toBeGreaterThanOrEqual(0);
+    });
+    // The function swallows a failed cache write (caching is optional), so look for the row.
+    expect(await sql.query('SELECT 1 FROM embedding_cache WHERE cache_key = $1', [key])).toHaveLength(1);
   });
 
   it('gives each function role exactly its privileges', async () => {

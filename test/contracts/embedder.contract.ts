@@ -31,6 +31,16 @@ export function describeEmbedderContract(adapter: string, open: () => Promise<Em
       expect(maxDifference(vectors[0]!, vectors[1]!)).toBeGreaterThan(1e-3);
     });
 
+    it('gives each of many concurrent callers the vectors of its own texts', async () => {
+      const calls = [[TEXTS[0]!], [TEXTS[1]!, TEXTS[2]!], [TEXTS[2]!], [TEXTS[1]!], [TEXTS[0]!, TEXTS[2]!, TEXTS[1]!], [TEXTS[2]!]];
+      const alone = await embedder().embed(TEXTS);
+      const together = await Promise.all(calls.map((texts) => embedder().embed(texts)));
+      together.forEach((vectors, call) => {
+        expect(vectors).toHaveLength(calls[call]!.length);
+        vectors.forEach((vector, i) => expect(maxDifference(vector, alone[TEXTS.indexOf(calls[call]![i]!)]!)).toBeLessThan(1e-5));
+      });
+    });
+
     it('returns nothing for no texts', async () => {
       expect(await embedder().embed([])).toEqual([]);
     });
