@@ -54,21 +54,25 @@ BEGIN
   END IF;
   -- HNSW returns at most ef_search rows; raise it for this statement's transaction only.
   PERFORM set_config('hnsw.ef_search', p_passages::text, true);
-  RETURN QUERY
-  WITH nearest AS (
-    SELECT p.record_id, 1 - (p.embedding <=> p_vector) AS similarity
-      FROM record_passages p
-     ORDER BY p.embedding <=> p_vector
-     LIMIT p_passages)
-  SELECT n.record_id::text, max(n.similarity)::float8 AS similarity
-    FROM nearest n JOIN records r ON r.id = n.record_id
-   WHERE r.status = 'approved'
-     AND (p_technologies IS NULL OR n.record_id IN (
-           SELECT a.record_id FROM record_applies_to a
-            WHERE lower(a.name) IN (SELECT lower(t) FROM jsonb_array_elements_text(p_technologies) t)))
-   GROUP BY n.record_id
-   ORDER BY 2 DESC, 1
-   LIMIT p_limit;
+  -- Planned for the actual limit on every call (EXECUTE): a plan kept for any limit
+  -- sorts every passage instead of using the HNSW index (measured on 3,000
+  -- passages: 59 ms against a few).
+  RETURN QUERY EXECUTE
+    'WITH nearest AS (
+       SELECT p.record_id, 1 - (p.embedding <=> $1) AS similarity
+         FROM record_passages p
+        ORDER BY p.embedding <=> $1
+        LIMIT $2)
+     SELECT n.record_id::text, max(n.similarity)::float8
+       FROM nearest n JOIN records r ON r.id = n.record_id
+      WHERE r.status = ''approved''
+        AND ($3::jsonb IS NULL OR n.record_id IN (
+              SELECT a.record_id FROM record_applies_to a
+               WHERE lower(a.name) IN (SELECT lower(t) FROM jsonb_array_elements_text($3::jsonb) t)))
+      GROUP BY n.record_id
+      ORDER BY 2 DESC, 1
+      LIMIT $4'
+    USING p_vector, p_passages, p_technologies, p_limit;
 END
 $fn$;
 
