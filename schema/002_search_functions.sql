@@ -78,8 +78,8 @@ $fn$;
 
 -- Everything ranking needs for one query, in one statement. The vector is given
 -- (p_vector; with p_cache_key it is also stored in embedding_cache, as a newly
--- embedded query is), or read from embedding_cache by p_cache_key, or absent
--- (keyword search only). Rows: 'keyword' hits (or one row with a null id carrying
+-- embedded query is), or read from embedding_cache by p_cache_key (if it is not
+-- there, the only row is 'no_vector'), or absent (keyword search only). Rows: 'keyword' hits (or one row with a null id carrying
 -- the query's IDF mass), 'dense' hits with their best passage's similarity, and the
 -- 'similarity' of keyword hits the dense side did not find.
 CREATE OR REPLACE FUNCTION chatctx_candidates(
@@ -90,6 +90,7 @@ LANGUAGE plpgsql VOLATILE AS $fn$
 #variable_conflict use_column
 DECLARE
   v vector := p_vector;
+  used timestamptz;
 BEGIN
   IF v IS NOT NULL AND p_cache_key IS NOT NULL THEN
     BEGIN
@@ -98,7 +99,17 @@ BEGIN
       NULL; -- Caching is an optimisation; the answer does not depend on it.
     END;
   ELSIF v IS NULL AND p_cache_key IS NOT NULL THEN
-    SELECT c.embedding INTO v FROM embedding_cache c WHERE c.cache_key = p_cache_key;
+    SELECT c.embedding, c.last_used_at INTO v, used FROM embedding_cache c WHERE c.cache_key = p_cache_key;
+    IF v IS NULL THEN
+      -- Not cached: one 'no_vector' row, and the caller embeds the query and asks again.
+      RETURN QUERY SELECT 'no_vector'::text, NULL::text, NULL::float8, NULL::float8, NULL::int, NULL::float8;
+      RETURN;
+    END IF;
+    -- last_used_at only decides pruning (after 30 days unused): touched at most hourly,
+    -- so a repeated question does not write on every call.
+    IF used < now() - interval '1 hour' THEN
+      UPDATE embedding_cache SET last_used_at = now() WHERE cache_key = p_cache_key;
+    END IF;
   END IF;
   RETURN QUERY
   WITH kw AS (SELECT k.* FROM chatctx_keyword_search(p_query, p_technologies, p_pool, p_k1, p_b, p_absent_weight) k WHERE p_keyword),

@@ -15,9 +15,11 @@
  *   so that they can be fused too.
  *
  * The query vector goes in as a `QueryVector`: read from `embedding_cache` by its
- * key (a repeated question; nothing re-sent), or given as a literal, which is
- * stored under its key in the same statement (a newly embedded question). Postgres
- * parses a 512-dimension literal in about 1.5 ms on PGlite, so it is parsed once.
+ * key (a repeated question; nothing re-sent, and no separate cache lookup), or given
+ * as a literal, which is stored under its key in the same statement (a newly
+ * embedded question). Postgres parses a 512-dimension literal in about 1.5 ms on
+ * PGlite, so it is parsed once. A key the cache does not hold comes back as
+ * `vectorMissing`, with nothing searched: the caller embeds the query and asks again.
  */
 import type { Sql } from '../ports/sql.ts';
 
@@ -54,6 +56,8 @@ export interface VectorHit {
 }
 
 export interface Candidates {
+  /** The vector was named by a cache key the cache does not hold: nothing was searched. */
+  readonly vectorMissing: boolean;
   readonly keyword: readonly KeywordHit[];
   /** IDF mass of every query lexeme; lexemes no record contains count at ABSENT_TERM_WEIGHT. */
   readonly queryIdf: number;
@@ -73,7 +77,7 @@ export interface CandidateOptions {
 }
 
 interface Row {
-  kind: 'keyword' | 'dense' | 'similarity';
+  kind: 'keyword' | 'dense' | 'similarity' | 'no_vector';
   id: string | null;
   score: number;
   matched_idf: number | null;
@@ -105,8 +109,10 @@ export async function searchCandidates(sql: Sql, query: string, vector: QueryVec
   const similarities = new Map<string, number>();
   let queryIdf = 0;
   let keywordCandidates = 0;
+  let vectorMissing = false;
   for (const row of rows) {
-    if (row.kind === 'keyword') {
+    if (row.kind === 'no_vector') vectorMissing = true;
+    else if (row.kind === 'keyword') {
       queryIdf = Number(row.query_idf ?? 0);
       keywordCandidates = Number(row.candidates ?? 0);
       if (row.id !== null) keyword.push({ id: row.id, score: Number(row.score), matchedIdf: Number(row.matched_idf) });
@@ -116,5 +122,5 @@ export async function searchCandidates(sql: Sql, query: string, vector: QueryVec
   // UNION ALL keeps each side's order in practice, not by promise: restore it.
   keyword.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
   dense.sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : 1));
-  return { keyword, queryIdf, keywordCandidates, dense, similarities };
+  return { vectorMissing, keyword, queryIdf, keywordCandidates, dense, similarities };
 }

@@ -6,9 +6,7 @@
  *
  * A cached embedding is handed on by its key (see candidate-search.ts): the search
  * statement reads it where it is, so it never travels as text; a new one goes with
- * its key, and the search statement stores it. Its `last_used_at`
- * (which only decides pruning, after 30 days unused) is touched at most hourly, so
- * a repeated question does not write on every call.
+ * its key, and the search statement stores it.
  */
 import type { Sql } from '../ports/sql.ts';
 import type { Embedder } from '../ports/embedder.ts';
@@ -34,24 +32,45 @@ export interface QueryEmbeddingDeps {
 
 const NO_PROVIDER = 'No embedding provider is configured, so only full-text search ran; recall is lower.';
 
-export async function embedQuery(deps: QueryEmbeddingDeps, query: string): Promise<QueryEmbedding> {
+/**
+ * The embedding a search asks for first: by its cache key alone, with no lookup of
+ * its own. The retrieval statement reads it from the cache, or reports it missing,
+ * and then `embedNewQuery` runs the encoder (see search-service.ts).
+ */
+export async function cachedQueryEmbedding(deps: QueryEmbeddingDeps, query: string): Promise<QueryEmbedding> {
   const embedder = deps.embedder;
   if (!embedder) return { degradedReason: NO_PROVIDER };
-  const key = hashEmbeddingCacheKey(await deps.secrets.pepper(), embedder.model, embedder.dimensions, query);
-  try {
-    const [cached] = await deps.sql.query<{ found: number }>(
-      `WITH hit AS (SELECT cache_key, last_used_at FROM embedding_cache WHERE cache_key = $1),
-            touched AS (UPDATE embedding_cache e SET last_used_at = now() FROM hit
-                         WHERE e.cache_key = hit.cache_key AND hit.last_used_at < now() - interval '1 hour')
-       SELECT count(*)::int AS found FROM hit`,
-      [key],
-    );
-    if (cached && cached.found > 0) return { vector: { cacheKey: key }, cache: 'hit' };
-  } catch {
-    // A cache that cannot be read is a miss; the encoder still answers.
-  }
+  return { vector: { cacheKey: await cacheKeyOf(deps, embedder, query) }, cache: 'hit' };
+}
+
+/** Runs the encoder on the query; the retrieval statement stores the vector under its key. */
+export async function embedNewQuery(deps: QueryEmbeddingDeps, query: string): Promise<QueryEmbedding> {
+  const embedder = deps.embedder;
+  if (!embedder) return { degradedReason: NO_PROVIDER };
+  const key = await cacheKeyOf(deps, embedder, query);
   const result = await embedWithDeadline(embedder, [query], deps.embedTimeoutMs ?? 1500);
   if (!result.ok) return { degradedReason: result.reason };
   // Stored in the cache by the search statement, which parses it anyway (candidate-search.ts).
   return { vector: { cacheKey: key, literal: vectorLiteral(result.vectors[0]!) }, cache: 'miss' };
+}
+
+/**
+ * Both steps for a caller that must know up front whether the embedding is cached
+ * (the evaluation harness times them): a cache lookup, then the encoder on a miss.
+ */
+export async function embedQuery(deps: QueryEmbeddingDeps, query: string): Promise<QueryEmbedding> {
+  const embedder = deps.embedder;
+  if (!embedder) return { degradedReason: NO_PROVIDER };
+  const key = await cacheKeyOf(deps, embedder, query);
+  try {
+    const [cached] = await deps.sql.query<{ found: number }>('SELECT count(*)::int AS found FROM embedding_cache WHERE cache_key = $1', [key]);
+    if (cached && cached.found > 0) return { vector: { cacheKey: key }, cache: 'hit' };
+  } catch {
+    // A cache that cannot be read is a miss; the encoder still answers.
+  }
+  return embedNewQuery(deps, query);
+}
+
+async function cacheKeyOf(deps: QueryEmbeddingDeps, embedder: Embedder, query: string): Promise<string> {
+  return hashEmbeddingCacheKey(await deps.secrets.pepper(), embedder.model, embedder.dimensions, query);
 }

@@ -32,6 +32,8 @@ export interface RankedCandidate {
 }
 
 export interface RankResult {
+  /** The vector was a cache key the cache does not hold: nothing was ranked (see candidate-search.ts). */
+  readonly vectorMissing?: boolean;
   readonly candidates: RankedCandidate[];
   /** Distinct records either side retrieved before the pool limit. */
   readonly totalCandidates: number;
@@ -49,6 +51,7 @@ export interface RankOptions {
 export async function rankCandidates(sql: Sql, query: string, vector: QueryVector | undefined, options: RankOptions): Promise<RankResult> {
   const mode = vector ? options.mode : 'keyword';
   const found = await searchCandidates(sql, query, vector, { filter: options.filter, pool: options.pool, keyword: mode !== 'vector' });
+  if (found.vectorMissing) return { vectorMissing: true, candidates: [], totalCandidates: 0 };
   if (mode === 'vector') {
     return {
       candidates: found.dense.map((h) => ({ id: h.id, score: h.similarity, bm25: 0, coverage: 0, similarity: h.similarity })),

@@ -15,7 +15,7 @@ import { loadApprovedByIds, type StoredRecord } from '../records/record-read.ts'
 import { shapeRecord } from '../records/record-shape.ts';
 import { checkApplicability } from './applicability.ts';
 import { tokensWithin } from './token-budget.ts';
-import { embedQuery } from './query-embedding.ts';
+import { cachedQueryEmbedding, embedNewQuery } from './query-embedding.ts';
 import { rankCandidates, type RankedCandidate } from './rank.ts';
 import { canonicalTechnologies } from '../records/technology-vocabulary.ts';
 import type { SearchCache } from './search-cache.ts';
@@ -117,9 +117,15 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
   const topics = topicsOf(input);
   const technologies = canonicalTechnologies(input.technologies);
 
-  const embedding = await embedQuery(deps, input.query);
-  const rank = (filter: { technologies?: readonly string[] }) =>
-    rankCandidates(deps.sql, input.query, embedding.vector, { mode: 'hybrid', filter, pool: CANDIDATE_POOL });
+  // Optimistically by cache key: one statement when the embedding is cached, the encoder and a second one when not.
+  let embedding = await cachedQueryEmbedding(deps, input.query);
+  const rank = async (filter: { technologies?: readonly string[] }) => {
+    const options = { mode: 'hybrid' as const, filter, pool: CANDIDATE_POOL };
+    const ranking = await rankCandidates(deps.sql, input.query, embedding.vector, options);
+    if (!ranking.vectorMissing) return ranking;
+    embedding = await embedNewQuery(deps, input.query);
+    return rankCandidates(deps.sql, input.query, embedding.vector, options);
+  };
 
   let technologyFilterFallback = false;
   let ranking = await rank({ technologies });

@@ -70,6 +70,18 @@ describe('answers kept per corpus generation', () => {
     expect((await countEvents()) - eventsBefore).toBe(2);
   });
 
+  it('embeds a question again when its cached embedding was pruned, instead of answering by keyword', async () => {
+    const { embedder, counted } = counting();
+    const tools = createToolHandlers({ sql: store.sql, secrets: { pepper: async () => store.pepper }, embedder, logger: store.logger });
+    const query = 'rotate signing keys without logging every user out';
+    const first = await search(tools, { query });
+    await store.sql.query('DELETE FROM embedding_cache');
+    const again = await search(tools, { query });
+    expect(counted.texts).toBe(2);
+    expect(again.retrieval).toMatchObject({ mode: first.retrieval.mode, degraded: false, embedding_cache: 'miss' });
+    expect(again.results.map((r: any) => r.slug)).toEqual(first.results.map((r: any) => r.slug));
+  });
+
   it('gives a different argument its own answer', async () => {
     const tools = cachedTools(counting().embedder);
     const query = 'password hashing algorithm for user accounts';
