@@ -242,8 +242,11 @@ describe('a CLI that feels native', () => {
       });
       expect(out).toContain(`serving MCP at http://127.0.0.1:${port}/mcp`);
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
       await rm(dir, { recursive: true, force: true });
     }
   });
