@@ -113,7 +113,7 @@ export class WorkerPoolEmbedder implements Embedder {
     }
   }
 
-  /** As many queued short calls as fit one chunk, in order. */
+  /** As many queued short calls as fit SHORT_BATCH texts, in order. */
   private shortCalls(): Job[] {
     const jobs = [this.urgent.shift()!];
     let texts = jobs[0]!.texts.length;

@@ -15,7 +15,8 @@
  * `keyword_fallback`.
  *
  * Shutdown: stop accepting, let requests in flight finish (up to `drainMs`), stop
- * the background work, close the store, give up the lock.
+ * the background work, write the buffered search events, close the store, give up
+ * the lock.
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

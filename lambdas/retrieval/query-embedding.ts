@@ -43,11 +43,11 @@ export async function cachedQueryEmbedding(deps: QueryEmbeddingDeps, query: stri
   return { vector: { cacheKey: await cacheKeyOf(deps, embedder, query) }, cache: 'hit' };
 }
 
-/** Runs the encoder on the query; the retrieval statement stores the vector under its key. */
-export async function embedNewQuery(deps: QueryEmbeddingDeps, query: string): Promise<QueryEmbedding> {
+/** Runs the encoder on the query; the retrieval statement stores the vector under its key (given when already known). */
+export async function embedNewQuery(deps: QueryEmbeddingDeps, query: string, cacheKey?: string): Promise<QueryEmbedding> {
   const embedder = deps.embedder;
   if (!embedder) return { degradedReason: NO_PROVIDER };
-  const key = await cacheKeyOf(deps, embedder, query);
+  const key = cacheKey ?? (await cacheKeyOf(deps, embedder, query));
   const result = await embedWithDeadline(embedder, [query], deps.embedTimeoutMs ?? 1500);
   if (!result.ok) return { degradedReason: result.reason };
   // Stored in the cache by the search statement, which parses it anyway (candidate-search.ts).
@@ -68,7 +68,7 @@ export async function embedQuery(deps: QueryEmbeddingDeps, query: string): Promi
   } catch {
     // A cache that cannot be read is a miss; the encoder still answers.
   }
-  return embedNewQuery(deps, query);
+  return embedNewQuery(deps, query, key);
 }
 
 async function cacheKeyOf(deps: QueryEmbeddingDeps, embedder: Embedder, query: string): Promise<string> {

@@ -79,14 +79,14 @@ function relevant(candidates: readonly RankedCandidate[]): RankedCandidate[] {
 export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeInput): Promise<SearchKnowledgeOutput> {
   const pepper = await deps.secrets.pepper();
   const generation = await deps.cache?.current(deps.sql);
-  const key = hashSearchInput(pepper, deps.embedder?.model ?? 'none', input);
-  const kept = generation === undefined ? undefined : deps.cache!.answer(generation, key);
+  const key = generation === undefined ? undefined : hashSearchInput(pepper, deps.embedder?.model ?? 'none', input);
+  const kept = key === undefined ? undefined : deps.cache!.answer(generation!, key);
   // A repeated question gets the answer it got in this corpus generation, and runs no encoder.
   const output: SearchKnowledgeOutput = kept
     ? { ...kept, retrieval: { ...kept.retrieval, embedding_cache: kept.retrieval.embedding_cache ? 'hit' : undefined } }
     : await answer(deps, input, generation);
   // Degraded answers are not kept, so a recovered embedder is used at once.
-  if (!kept && generation !== undefined && !output.retrieval.degraded) deps.cache!.keepAnswer(generation, key, output);
+  if (!kept && key !== undefined && !output.retrieval.degraded) deps.cache!.keepAnswer(generation!, key, output);
 
   const topics = topicsOf(input);
   await (deps.events ?? new DirectSearchEvents(deps.sql, deps.logger)).record({
@@ -123,7 +123,7 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
     const options = { mode: 'hybrid' as const, filter, pool: CANDIDATE_POOL };
     const ranking = await rankCandidates(deps.sql, input.query, embedding.vector, options);
     if (!ranking.vectorMissing) return ranking;
-    embedding = await embedNewQuery(deps, input.query);
+    embedding = await embedNewQuery(deps, input.query, embedding.vector?.cacheKey);
     return rankCandidates(deps.sql, input.query, embedding.vector, options);
   };
 
