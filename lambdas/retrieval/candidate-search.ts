@@ -24,8 +24,8 @@
 import type { Sql } from '../ports/sql.ts';
 
 /** BM25 parameters: Anserini's defaults for BEIR (k1 0.9, b 0.4). */
-export const BM25_K1 = 0.9;
-export const BM25_B = 0.4;
+const BM25_K1 = 0.9;
+const BM25_B = 0.4;
 
 /**
  * Weight of a query word no record contains, in the query's IDF mass. Such a word

@@ -27,7 +27,7 @@ export interface SearchEventSink {
   record(event: SearchEvent): Promise<void>;
 }
 
-export async function writeSearchEvents(sql: Sql, events: readonly SearchEvent[]): Promise<void> {
+async function writeSearchEvents(sql: Sql, events: readonly SearchEvent[]): Promise<void> {
   if (events.length === 0) return;
   await sql.query(
     `INSERT INTO search_events (query_hash, topics, technologies, mode, result_count, degraded)
