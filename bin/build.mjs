@@ -53,10 +53,13 @@ function rewriteImports(code) {
   return code.replace(/((?:from|import)\s*\(?\s*["'])(\.{1,2}\/[^"']+)\.ts(["'])/g, '$1$2.js$3');
 }
 
+// The target is the oldest Node.js the package supports (`engines`): with plain
+// `node20` esbuild drops the `with { type: 'json' }` attribute that the policy
+// file's import needs, and Node refuses the import without it.
 async function compile(file, target, transform) {
   mkdirSync(dirname(target), { recursive: true });
   if (file.endsWith('.ts')) {
-    const { code } = await transform(readFileSync(file, 'utf8'), { loader: 'ts', format: 'esm', target: 'node20', sourcefile: file });
+    const { code } = await transform(readFileSync(file, 'utf8'), { loader: 'ts', format: 'esm', target: 'node20.11', sourcefile: file });
     writeFileSync(target.replace(/\.ts$/, '.js'), rewriteImports(code));
   } else if (file.endsWith('.mjs')) {
     // A thread entry registers the TypeScript loader, then loads its body; here the body is already JavaScript.

@@ -3,20 +3,22 @@
  * commands (keys, records). Wiring and printing only; the work is in `lambdas/`.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { readLocalConfig } from '../lambdas/local/local-config.ts';
-import { ConfigError, SETTINGS, settingGiven } from '../lambdas/config/settings.ts';
+import { ConfigError, SETTINGS, readSettings, settingGiven } from '../lambdas/config/settings.ts';
 import { DataDirError, findDataDir } from '../lambdas/local/data-dir.ts';
 import { runLocalAdmin } from '../lambdas/local/admin-client.ts';
 import { readRecordSources } from '../lambdas/records/record-files.ts';
-import { AppError } from '../lambdas/errors/app-error.ts';
+import { AppError, ValidationError } from '../lambdas/errors/app-error.ts';
 import { createLogger } from '../lambdas/observability/logger.ts';
-import type { AdminCommand, BackfillResult, ImportResult } from '../lambdas/admin/admin-operations.ts';
+import type { AdminCommand, AnalyticsResult, BackfillResult, ImportResult } from '../lambdas/admin/admin-operations.ts';
 import { SingleBar, Presets } from 'cli-progress';
 import { createEmbedder } from '../lambdas/embeddings/embedder-factory.ts';
 import type { EmbedProgress } from '../lambdas/embeddings/record-embeddings.ts';
 import type { RecordSummary } from '../lambdas/records/record-review.ts';
+import { gateLines, overrideArg, registerReviewCommands, reviewerName, type Override } from './review-commands.ts';
 import type { FeedbackRow } from '../lambdas/feedback/feedback-repository.ts';
 import type { ApiKeyInfo, CreatedApiKey } from '../lambdas/auth/key-repository.ts';
 
@@ -87,7 +89,8 @@ async function admin<T>(command: AdminCommand): Promise<T> {
     const onWait = (holder: string) => console.error(`waiting for ${holder} to finish…`);
     const dir = dataDir();
     if (!globals().json) console.error(`data directory: ${dir}`);
-    return (await runLocalAdmin(dir, command, { embedder, onProgress, onWait })) as T;
+    const retention = { searchEventRetentionDays: config.searchEventRetentionDays };
+    return (await runLocalAdmin(dir, command, { embedder, onProgress, onWait, ...retention })) as T;
   } finally {
     bar?.stop();
   }
@@ -192,17 +195,30 @@ records
   .command('import')
   .description('import records from a JSON or JSONL file or a folder of them, in one transaction')
   .argument('<path>', 'file or folder')
-  .option('--approve', 'publish the records (you reviewed them)', false)
-  .action(async (path: string, opts: { approve: boolean }) => {
+  .option('--approve', 'publish the records (you reviewed them); the quality gates must pass or be overridden', false)
+  .option('--reviewer <name>', 'who approves (default: $CHATCTX_REVIEWER, else your login name)')
+  .option('--override <gate=reason>', 'publish despite a failed gate, with the reason (repeatable)', overrideArg)
+  .action(async (path: string, opts: { approve: boolean; reviewer?: string; override?: Override[] }) => {
     const { values, where } = await readRecordSources(resolve(path));
-    const summary = await admin<ImportResult>({ op: 'records.import', records: values, where, approve: opts.approve });
+    const summary = await admin<ImportResult>({
+      op: 'records.import',
+      records: values,
+      where,
+      approve: opts.approve,
+      reviewer: reviewerName(opts.reviewer),
+      overrides: (opts.override ?? []) as never,
+    });
     const { changed_ids: _ids, ...shown } = summary;
+    const notes = gateLines(summary.gates.filter((g) => g.verdict !== 'pass'));
     print(
-      `Imported ${summary.slugs.length} record(s): ${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged; ` +
-        `${summary.approved} approved, ${summary.candidates} candidate(s), ${summary.deprecated} deprecated.` +
-        `\nEmbedded ${summary.embedding.embedded} record(s)` +
-        (summary.embedding.skipped_reason ? ` (${summary.embedding.skipped_reason}).` : '.') +
-        (opts.approve ? '' : '\nCandidates are not served until approved: chatctx records approve SLUG …'),
+      [
+        `Imported ${summary.slugs.length} record(s): ${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged` +
+          `${summary.staged ? `, ${summary.staged} revision(s) staged for review` : ''}; ` +
+          `${summary.approved} approved, ${summary.candidates} candidate(s), ${summary.deprecated} deprecated.`,
+        `Embedded ${summary.embedding.embedded} record(s)` + (summary.embedding.skipped_reason ? ` (${summary.embedding.skipped_reason}).` : '.'),
+        ...(notes.length ? ['Quality gates:', ...notes.map((l) => `  ${l}`)] : []),
+        ...(opts.approve ? [] : ['Candidates and revisions are not served until approved: chatctx records approve SLUG …']),
+      ].join('\n'),
       shown,
     );
   });
@@ -216,28 +232,54 @@ records
     print(
       list.length === 0
         ? 'No records.'
-        : list.map((r) => `${r.slug}  ${r.status}  v${r.content_version}  ${r.embedded ? 'embedded' : 'not embedded'}  ${r.title}`).join('\n'),
+        : list.map((r) => `${r.slug}  ${r.status}  v${r.content_version}${r.pending_revision ? ' (+revision)' : ''}  ${r.embedded ? 'embedded' : 'not embedded'}  ${r.title}`).join('\n'),
       list,
     );
   });
 
-for (const [name, status, what] of [
-  ['approve', 'approved', 'publish reviewed candidates'],
-  ['deprecate', 'deprecated', 'withdraw records from search and get_guidance'],
-] as const) {
-  records
-    .command(name)
-    .description(what)
-    .argument('<ids...>', 'slugs or ids')
-    .action(async (ids: string[]) => {
-      const result = await admin<{ changed: number; embedding: { embedded: number; skipped_reason?: string } }>({
-        op: 'records.set_status',
-        ids,
-        status,
-      });
-      print(`${result.changed} record(s) now ${status}.`, result);
-    });
+/** Writes a new file; an existing one is never overwritten. */
+async function writeNewFile(file: string, content: string): Promise<void> {
+  try {
+    await writeFile(file, content, { flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new ValidationError(`${file} already exists; it was left as it is. Name another file with --out.`);
+    throw error;
+  }
 }
+
+records
+  .command('draft')
+  .description('draft a record file from an https page for you to complete: its title, publisher and candidate evidence filled in')
+  .requiredOption('--from-url <url>', 'the https page the record will cite')
+  .option('--out <file>', 'where to write the draft (default: <slug>.json in this folder); never overwritten')
+  .action(async (opts: { fromUrl: string; out?: string }) => {
+    if (opts.out && existsSync(resolve(opts.out))) throw new ValidationError(`${resolve(opts.out)} already exists; it was left as it is. Name another file with --out.`);
+    const limits = readSettings(process.env, ['draftMaxBytes', 'draftTimeoutSeconds', 'excerptMaxWords', 'defaultLicense']);
+    const { draftFromUrl } = await import('../lambdas/records/record-draft.ts');
+    const { draft, passages, final_url } = await draftFromUrl(opts.fromUrl, {
+      maxBytes: limits.draftMaxBytes,
+      timeoutMs: limits.draftTimeoutSeconds * 1000,
+      excerptMaxWords: limits.excerptMaxWords,
+      // `none` means a record must state its own license: the draft leaves it for the owner.
+      license: limits.defaultLicense === 'none' ? '' : limits.defaultLicense,
+    });
+    const file = resolve(opts.out ?? `${draft.slug}.json`);
+    await writeNewFile(file, JSON.stringify(draft, null, 2) + '\n');
+    const publisher = draft.sources[0].publisher;
+    print(
+      [
+        `Wrote a draft record to ${file}`,
+        `  title:     ${draft.title}`,
+        `  publisher: ${publisher}`,
+        `  source:    ${final_url}`,
+        `  ${passages.length} candidate evidence passage(s) in _evidence_candidates`,
+        `Complete it, then: chatctx records import ${file}`,
+      ].join('\n'),
+      { file, title: draft.title, publisher, url: final_url, passages: passages.length },
+    );
+  });
+
+registerReviewCommands(program, records, { admin, print });
 
 program
   .command('feedback')
@@ -272,6 +314,49 @@ program
         : `Embedded ${result.embedded} record(s) (${result.passages} passages) with ${result.provider} (${result.model})${cost}.`,
       result,
     );
+  });
+
+const percent = (fraction: number) => `${Math.round(fraction * 1000) / 10}%`;
+
+/** Nonzero counts as `name n, name n`, or `none`. */
+function countList(counts: Record<string, number>): string {
+  const shown = Object.entries(counts).filter(([, n]) => n > 0);
+  return shown.length === 0 ? 'none' : shown.map(([name, n]) => `${name} ${n}`).join(', ');
+}
+
+/** The analytics report as a compact text table. */
+function analyticsText(r: AnalyticsResult): string {
+  const gaps = (list: AnalyticsResult['coverage_gaps']['technologies']) =>
+    list.length === 0 ? 'none' : list.map((g) => `${g.name} ${g.no_match}/${g.searches}`).join(', ');
+  const days = r.per_day.filter((d) => d.searches > 0);
+  const row = (label: string, value: string | number) => `  ${label.padEnd(18)}${value}`;
+  const lines = [
+    `Last ${r.days} day(s), since ${r.since.slice(0, 10)} (UTC)`,
+    row('searches', r.searches),
+    ...Object.entries(r.modes).map(([mode, m]) => row(mode, `${String(m.count).padEnd(6)}${percent(m.share)}`)),
+    row('degraded rate', percent(r.degraded_rate)),
+    '',
+    days.length === 0 ? 'Searches per day: none' : 'Searches per day (days with searches):',
+    ...days.map((d) => `  ${d.day}  ${String(d.searches).padStart(5)}   hybrid ${d.hybrid}, keyword_fallback ${d.keyword_fallback}, no_match ${d.no_match}, degraded ${d.degraded}`),
+    '',
+    'Coverage gaps (no_match/searches):',
+    row('technologies', gaps(r.coverage_gaps.technologies)),
+    row('topics', gaps(r.coverage_gaps.topics)),
+    '',
+    `Feedback: ${r.feedback.total} (${countList(r.feedback.by_category)})`,
+    ...r.feedback.by_record.map((f) => `  ${f.record}  ${f.total}  (${countList(f.counts)})${f.title ? `  ${f.title}` : ''}`),
+  ];
+  if (r.purged > 0) lines.push('', `Purged ${r.purged} search event(s) older than ${r.retention_days} days.`);
+  return lines.join('\n');
+}
+
+program
+  .command('analytics')
+  .description('searches per day and mode, degraded rate, coverage gaps and feedback; deletes search events past their retention')
+  .option('--days <n>', 'the last N UTC days, today included (default 30)', wholeNumber)
+  .action(async (opts: { days?: number }) => {
+    const report = await admin<AnalyticsResult>({ op: 'analytics.report', days: opts.days });
+    print(analyticsText(report), report);
   });
 
 function fail(error: unknown): never {

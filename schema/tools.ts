@@ -184,6 +184,11 @@ export type SearchKnowledgeOutput = z.infer<typeof searchKnowledgeOutput>;
 export const getGuidanceOutput = z.object({
   results: z.array(fullGuidanceResultSchema),
   missing: z.array(z.string()),
+  /** Present only when some identifiers in `missing` were withdrawn in favour of another record: identifier → successor slug. */
+  superseded_by: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('For identifiers in `missing` whose record was replaced: the slug of the approved record that replaces it. Ask get_guidance for that one.'),
 });
 export type GetGuidanceOutput = z.infer<typeof getGuidanceOutput>;
 
@@ -225,7 +230,8 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
     title: 'Get full guidance records',
     description:
       'Fetch full records by the slugs or ids that search_knowledge returned: exceptions, pitfalls, verification checks, ' +
-      'version constraints and examples. Unknown, deprecated or unapproved identifiers are listed in "missing".',
+      'version constraints and examples. Unknown, deprecated or unapproved identifiers are listed in "missing"; a replaced ' +
+      'record\'s successor is named in "superseded_by".',
     input: getGuidanceInput,
     output: getGuidanceOutput,
     annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },

@@ -96,6 +96,7 @@ export function beirDocToRecord(doc: BeirDoc, slug: string): RecordFile {
     task_types: [],
     recommendation: text,
     applies_to: [],
+    supersedes: [],
     conditions: [],
     exceptions: [],
     pitfalls: [],

@@ -9,21 +9,35 @@ import { z } from 'zod';
 import type { Sql } from '../ports/sql.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
-import { importRecords, type ImportSummary } from '../records/record-import.ts';
+import type { ImportSummary } from '../records/record-import.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Secrets } from '../ports/secrets.ts';
 import { embedRecords, passagesOf, recordsToEmbed, type EmbedProgress } from '../embeddings/record-embeddings.ts';
 import { errorKind } from '../observability/logger.ts';
-import { listRecords, setRecordStatus } from '../records/record-review.ts';
+import { deprecateRecords, listRecords, staleRecords } from '../records/record-review.ts';
+import { approveStored, gateReports, importReviewed, reviewableRecords, type ReviewOptions } from '../records/record-approval.ts';
+import { GATE_CODES, readReviewRules, type GateReport, type ReviewRules } from '../records/quality-gates.ts';
+import { diffRecord, recordHistory, showRecord } from '../records/record-history.ts';
+import { changePolicy, effectivePolicy, storePolicyEntries } from '../records/source-policy.ts';
 import { RECORD_STATUSES } from '../records/record-schema.ts';
-import { SETTINGS } from '../config/settings.ts';
+import { SETTINGS, settingDefault } from '../config/settings.ts';
 import type { Logger } from '../ports/logger.ts';
 import { errorEnvelope, resultEnvelope, type AdminEnvelope } from './admin-envelope.ts';
 import { listFeedback } from '../feedback/feedback-repository.ts';
 import { FEEDBACK_CATEGORIES } from '../../schema/tools.ts';
 import { validateRecords } from '../records/record-files.ts';
+import { analyticsReport, purgeSearchEvents, type AnalyticsReport } from '../analytics/search-analytics.ts';
 
 const quota = z.number().int().min(0).max(100_000_000).nullable();
+const identifier = z.string().min(1).max(120);
+/** Who approves: a name from the CLI's flag or configuration (there is no account system). */
+const reviewer = z.string().trim().min(1).max(120).default('unnamed reviewer');
+const overrides = z
+  .array(z.strictObject({ gate: z.enum(GATE_CODES), reason: z.string().trim().min(10, 'an override needs a reason of at least 10 characters').max(1000) }))
+  .max(GATE_CODES.length)
+  .refine((list) => new Set(list.map((o) => o.gate)).size === list.length, 'override each gate at most once')
+  .default([]);
+const versionRef = z.union([z.number().int().min(1), z.literal('pending')]);
 
 export const adminCommand = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('keys.create'), name: z.string().trim().min(1).max(120), daily_quota: quota.default(null) }),
@@ -36,6 +50,8 @@ export const adminCommand = z.discriminatedUnion('op', [
     /** Where each record came from (file:line), for error messages. */
     where: z.array(z.string()).optional(),
     approve: z.boolean().default(false),
+    reviewer,
+    overrides,
   }),
   z.strictObject({ op: z.literal('embeddings.backfill'), force: z.boolean().default(false), dry_run: z.boolean().default(false) }),
   z.strictObject({
@@ -43,16 +59,39 @@ export const adminCommand = z.discriminatedUnion('op', [
     status: z.enum(RECORD_STATUSES).optional(),
     limit: z.number().int().min(1).max(10_000).default(1000),
   }),
+  z.strictObject({ op: z.literal('records.approve'), ids: z.array(identifier).min(1).max(1000), reviewer, overrides }),
   z.strictObject({
-    op: z.literal('records.set_status'),
-    ids: z.array(z.string().min(1).max(120)).min(1).max(1000),
-    status: z.enum(RECORD_STATUSES).exclude(['candidate']),
+    op: z.literal('records.deprecate'),
+    ids: z.array(identifier).min(1).max(1000),
+    reason: z.string().trim().min(1).max(1000).optional(),
+    superseded_by: identifier.optional(),
+  }),
+  z.strictObject({
+    op: z.literal('records.gates'),
+    /** Records in the store (their pending revision, else their text)… */
+    ids: z.array(identifier).max(1000).optional(),
+    /** …or record files not imported yet. */
+    records: z.array(z.unknown()).max(100_000).optional(),
+    where: z.array(z.string()).optional(),
+  }),
+  z.strictObject({ op: z.literal('records.show'), id: identifier, version: z.number().int().min(1).optional() }),
+  z.strictObject({ op: z.literal('records.history'), id: identifier }),
+  z.strictObject({ op: z.literal('records.diff'), id: identifier, from: versionRef.optional(), to: versionRef.optional() }),
+  z.strictObject({ op: z.literal('records.stale') }),
+  z.strictObject({ op: z.literal('policy.list') }),
+  z.strictObject({
+    op: z.literal('policy.change'),
+    kind: z.enum(['authoritative', 'blocked', 'technology']),
+    value: z.string().trim().min(1).max(253),
+    note: z.string().trim().min(1).max(300).optional(),
+    remove: z.boolean().default(false),
   }),
   z.strictObject({
     op: z.literal('feedback.list'),
     category: z.enum(FEEDBACK_CATEGORIES).optional(),
     limit: z.number().int().min(1).max(10_000).default(100),
   }),
+  z.strictObject({ op: z.literal('analytics.report'), days: z.number().int().min(1).max(3650).default(30) }),
 ]);
 export type AdminCommand = z.input<typeof adminCommand>;
 export type AdminOp = AdminCommand['op'];
@@ -72,11 +111,23 @@ export interface AdminDeps {
   readonly keysChanged?: () => void;
   /** Progress of long operations (embedding), for a progress bar. */
   readonly onProgress?: (progress: EmbedProgress) => void;
+  /** The quality gates' thresholds. @default read from the environment's settings */
+  readonly review?: ReviewRules;
+  /** Search events older than this many days are deleted before a report. @default the `searchEventRetentionDays` setting's default */
+  readonly searchEventRetentionDays?: number;
+}
+
+/** `analytics.report`: the report, plus how many old search events the retention just deleted. */
+export interface AnalyticsResult extends AnalyticsReport {
+  purged: number;
+  retention_days: number;
 }
 
 export interface ImportResult extends ImportSummary {
   /** Records embedded after the import committed, or why they could not be. */
   embedding: { embedded: number; skipped_reason?: string };
+  /** The gate report of each record the import published or would publish. */
+  gates: readonly GateReport[];
 }
 
 export interface BackfillResult {
@@ -122,6 +173,24 @@ async function backfill(deps: AdminDeps, force: boolean, dryRun: boolean): Promi
   return { ...result, embedded: done.embedded };
 }
 
+const rulesOf = (deps: AdminDeps): ReviewRules => deps.review ?? readReviewRules(process.env);
+
+function reviewOptions(deps: AdminDeps, command: { reviewer: string; overrides: ReviewOptions['overrides'] }): ReviewOptions {
+  return { rules: rulesOf(deps), reviewer: command.reviewer, overrides: command.overrides };
+}
+
+/** The gate report of files not imported yet, or of stored records (their pending revision, else their text). */
+async function recordGates(deps: AdminDeps, command: { ids?: string[]; records?: unknown[]; where?: string[] }): Promise<GateReport[]> {
+  if ((command.ids?.length ?? 0) > 0 === (command.records?.length ?? 0) > 0) {
+    throw new ValidationError('Give either record slugs or ids, or record files; not both, and not neither.');
+  }
+  const where = command.where;
+  const records = command.ids?.length
+    ? (await reviewableRecords(deps.sql, command.ids)).flatMap((found) => (found.record ? [found.record] : []))
+    : await validateRecords(command.records!, (i) => where?.[i] ?? `record ${i + 1}`);
+  return gateReports(deps.sql, records, rulesOf(deps));
+}
+
 export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<unknown> {
   const parsed = adminCommand.safeParse(raw);
   if (!parsed.success) {
@@ -143,20 +212,42 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
     case 'records.import': {
       const where = command.where;
       const records = await validateRecords(command.records, (i) => where?.[i] ?? `record ${i + 1}`);
-      const summary = await importRecords(deps.sql, records, { approve: command.approve });
-      return { ...summary, embedding: await embedChanged(deps, summary.changed_ids) } satisfies ImportResult;
+      const { summary, gates } = await importReviewed(deps.sql, records, command.approve, reviewOptions(deps, command));
+      return { ...summary, gates, embedding: await embedChanged(deps, summary.changed_ids) } satisfies ImportResult;
     }
     case 'embeddings.backfill':
       return backfill(deps, command.force, command.dry_run);
     case 'records.list':
       return listRecords(deps.sql, { status: command.status, limit: command.limit });
-    case 'records.set_status': {
-      const changed = await setRecordStatus(deps.sql, command.ids, command.status);
-      const embedding = command.status === 'approved' ? await embedChanged(deps, changed) : { embedded: 0 };
-      return { changed: changed.length, embedding };
+    case 'records.approve': {
+      const { ids, gates } = await approveStored(deps.sql, command.ids, reviewOptions(deps, command));
+      return { changed: ids.length, gates, embedding: await embedChanged(deps, ids) };
     }
+    case 'records.deprecate': {
+      const changed = await deprecateRecords(deps.sql, command.ids, { reason: command.reason, supersededBy: command.superseded_by });
+      return { changed: changed.length };
+    }
+    case 'records.gates':
+      return recordGates(deps, command);
+    case 'records.show':
+      return showRecord(deps.sql, command.id, command.version);
+    case 'records.history':
+      return recordHistory(deps.sql, command.id);
+    case 'records.diff':
+      return diffRecord(deps.sql, command.id, command.from, command.to);
+    case 'records.stale':
+      return staleRecords(deps.sql, rulesOf(deps));
+    case 'policy.list':
+      return { policy: await effectivePolicy(deps.sql), added: await storePolicyEntries(deps.sql) };
+    case 'policy.change':
+      return { added: await changePolicy(deps.sql, command) };
     case 'feedback.list':
       return listFeedback(deps.sql, { category: command.category, limit: command.limit });
+    case 'analytics.report': {
+      const retentionDays = deps.searchEventRetentionDays ?? settingDefault('searchEventRetentionDays');
+      const purged = await purgeSearchEvents(deps.sql, retentionDays);
+      return { ...(await analyticsReport(deps.sql, { days: command.days })), purged, retention_days: retentionDays } satisfies AnalyticsResult;
+    }
   }
 }
 

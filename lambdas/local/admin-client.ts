@@ -30,6 +30,8 @@ export interface LocalAdminOptions {
   readonly waitMs?: number;
   /** Told once when the command has to wait for another one. */
   readonly onWait?: (holder: string) => void;
+  /** Days search events are kept, for direct runs (the running server uses its own setting). */
+  readonly searchEventRetentionDays?: number;
 }
 
 export async function runLocalAdmin(dataDir: string, command: AdminCommand, options: LocalAdminOptions = {}): Promise<unknown> {
@@ -56,7 +58,8 @@ async function runDirectly(lock: DataDirLock, command: AdminCommand, options: Lo
     const store = await openLocalStore(lock);
     const embedder = await options.embedder?.();
     try {
-      return await runAdminCommand({ sql: store.sql, secrets: store.secrets, embedder, onProgress: options.onProgress }, command);
+      const deps = { sql: store.sql, secrets: store.secrets, embedder, onProgress: options.onProgress, searchEventRetentionDays: options.searchEventRetentionDays };
+      return await runAdminCommand(deps, command);
     } finally {
       await embedder?.close?.();
       await store.close();

@@ -29,6 +29,8 @@ export interface LocalConfig {
   readonly embeddings: EmbeddingProvider;
   /** Bedrock model, when `embeddings` is `bedrock`. */
   readonly bedrockModelId: string;
+  /** Days search events are kept. */
+  readonly searchEventRetentionDays: number;
 }
 
 export function readLocalConfig(env: Environment = process.env): LocalConfig {
@@ -45,6 +47,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     'starterCorpus',
     'embeddings',
     'bedrockModelId',
+    'searchEventRetentionDays',
   ]);
   const ownHosts = ['0.0.0.0', '::'].includes(s.host) ? [] : [s.host.includes(':') ? `[${s.host}]` : s.host];
   const hosts = [...LOOPBACK_HOSTS, ...ownHosts, ...s.allowedHosts];
@@ -62,5 +65,6 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     loadStarterCorpus: s.starterCorpus,
     embeddings: s.embeddings,
     bedrockModelId: s.bedrockModelId,
+    searchEventRetentionDays: s.searchEventRetentionDays,
   };
 }

@@ -12,7 +12,8 @@
  * that arrive before the store is open wait for it. Records whose embedding is
  * missing or stale are embedded afterwards, in the background and off the event
  * loop; until then they are found by keyword, and a broken embedder only means
- * `keyword_fallback`.
+ * `keyword_fallback`. Search events past their retention are deleted in the
+ * background too, at start and every 24 hours.
  *
  * Shutdown: stop accepting, let requests in flight finish (up to `drainMs`), stop
  * the background work, write the buffered search events, close the store, give up
@@ -46,6 +47,7 @@ import { openLocalStore, loadStarterCorpusOnce, type LocalStore } from './local-
 import { DataDirError, DataDirLock, adminTokenPath, describeOwner, makePrivate, readOwner } from './data-dir.ts';
 import { clientIp } from './client-ip.ts';
 import { createAdminEndpoint } from './admin-endpoint.ts';
+import { purgeSearchEvents } from '../analytics/search-analytics.ts';
 
 export interface RunningServer {
   readonly mcpUrl: string;
@@ -98,6 +100,7 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     if (embedder?.close) stops.push(() => embedder.close!());
     ready(await answering(store, embedder, events, config, logger, admin.token));
     logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', created: store.created });
+    stops.push(retainSearchEvents(store, config.searchEventRetentionDays, logger));
 
     const background = new AbortController();
     stops.push(async () => background.abort());
@@ -147,6 +150,35 @@ async function housekeeping(store: LocalStore): Promise<void> {
   await store.sql.query('ANALYZE');
 }
 
+/** How often the local server deletes search events past their retention. */
+const RETENTION_INTERVAL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Search-event retention: events older than `retentionDays` are deleted now, in the
+ * background (answering never waits for it), and every 24 hours after. A failure is
+ * logged (`search_event_purge_failed`) and the next turn tries again; it never stops
+ * the server. Returns the stop for shutdown, which waits for a purge in flight.
+ */
+function retainSearchEvents(store: LocalStore, retentionDays: number, logger: Logger): () => Promise<void> {
+  let running: Promise<void> = Promise.resolve();
+  const purge = () => {
+    running = running.then(async () => {
+      try {
+        const purged = await purgeSearchEvents(store.sql, retentionDays);
+        if (purged > 0) logger.info('search_events_purged', { purged, retention_days: retentionDays });
+      } catch (error) {
+        logger.warn('search_event_purge_failed', { error: errorKind(error) });
+      }
+    });
+  };
+  purge();
+  const timer = setInterval(purge, RETENTION_INTERVAL_MS).unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}
+
 /**
  * The MCP handler and the admin endpoint over the store. Keys and today's quota
  * counters are kept in memory too (this process is their only writer), so a
@@ -179,7 +211,13 @@ async function answering(
     invoker: new InProcessToolInvoker(handlers),
     logger,
   });
-  const admin = { sql: store.sql, secrets: store.secrets, embedder, keysChanged: () => keys.forget() };
+  const admin = {
+    sql: store.sql,
+    secrets: store.secrets,
+    embedder,
+    keysChanged: () => keys.forget(),
+    searchEventRetentionDays: config.searchEventRetentionDays,
+  };
   return { handle, serveAdmin: createAdminEndpoint(admin, adminToken, logger) };
 }
 

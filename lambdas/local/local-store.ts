@@ -20,6 +20,8 @@ import { migrate } from '../storage/migrations.ts';
 import { FileSecrets } from '../secrets/file-secrets.ts';
 import { readRecordFiles } from '../records/record-files.ts';
 import { importRecords, type ImportSummary } from '../records/record-import.ts';
+import { gateReports } from '../records/record-approval.ts';
+import { readReviewRules } from '../records/quality-gates.ts';
 import { errorKind } from '../observability/logger.ts';
 import { DataDirError, pepperPath, storePath, type DataDirLock } from './data-dir.ts';
 
@@ -111,8 +113,12 @@ export async function loadStarterCorpusOnce(store: LocalStore, dir: string = STA
   const [done] = await store.sql.query("SELECT 1 FROM settings WHERE key = 'starter_corpus_loaded'");
   if (done) return undefined;
   const records = await readRecordFiles(dir);
+  // The starter corpus ships reviewed: its gate report is kept with each approval, but a gate
+  // that fails years after release (freshness) must not stop a first start.
+  const reports = await gateReports(store.sql, records, readReviewRules(process.env));
+  const approval = { reviewer: 'starter corpus', reports: new Map(reports.map((r) => [r.slug, r])), overrides: new Map() };
   return store.sql.transaction(async (tx) => {
-    const summary = await importRecords(tx, records, { approve: true });
+    const summary = await importRecords(tx, records, { approve: true, approval });
     await tx.query("INSERT INTO settings (key, value) VALUES ('starter_corpus_loaded', now()::text) ON CONFLICT (key) DO NOTHING");
     return summary;
   });

@@ -1,9 +1,15 @@
 /**
  * Imports validated records in one transaction: new slugs are inserted, changed
  * ones get a new content_version, unchanged ones are left alone. With `approve`
- * the records are published (approved) and their version is kept in history;
- * without it new records stay candidates, and changing an approved record is
- * refused so that unreviewed text can never reach the public endpoint.
+ * the records are published (approved) and their version is kept in history with
+ * who approved it, the gate report and any overrides (`record-approval.ts` runs
+ * the gates first); without it new records stay candidates, and a changed text for
+ * an approved record is staged as its pending revision (`record_revisions`) while
+ * the approved version keeps serving, so unreviewed text never reaches an agent.
+ *
+ * `updated_at` is the time the served content last changed: the file's own
+ * `updated_at` when it gives one, else the moment the new text was approved.
+ * Status changes alone (deprecating, re-approving the same text) leave it be.
  *
  * The work is set-based, in chunks of `CHUNK` records: a handful of statements per
  * chunk whatever its content (records, their applicability and sources, history,
@@ -25,22 +31,33 @@ export interface ImportSummary {
   approved: number;
   candidates: number;
   deprecated: number;
+  /** Changed texts of approved records staged as pending revisions. */
+  staged: number;
   slugs: string[];
   /** Ids of the records that were created or changed (text or status). */
   changed_ids: string[];
 }
 
+/** What an approval records beside the text: who, the gate report and the overrides, per slug. */
+export interface Approval {
+  readonly reviewer: string;
+  readonly reports: ReadonlyMap<string, unknown>;
+  readonly overrides: ReadonlyMap<string, readonly unknown[]>;
+}
+
 export interface ImportOptions {
   /** Publish the imported records (owner review done). */
   readonly approve: boolean;
+  /** Stored with each approved version; absent for imports that approve nothing. */
+  readonly approval?: Approval;
 }
 
 /** Records per set of statements: bounded statements, and bounded parameters for the Data API. */
 const CHUNK = 100;
 
-/** Hash of the fields a reader sees; review metadata is excluded. */
+/** Hash of the fields a reader sees; review metadata (status, dates, what it supersedes) is excluded. */
 export function contentHash(record: RecordFile): string {
-  const { id: _id, status: _status, updated_at: _updated, ...content } = record;
+  const { id: _id, status: _status, updated_at: _updated, reviewed_at: _reviewed, supersedes: _supersedes, ...content } = record;
   return createHash('sha256').update(JSON.stringify(content)).digest('hex');
 }
 
@@ -62,8 +79,11 @@ interface Plan {
   readonly id: string;
   readonly hash: string;
   readonly status: RecordStatus;
-  /** insert: new slug; rewrite: changed text; status: same text, new status; keep: nothing to do. */
-  readonly action: 'insert' | 'rewrite' | 'status' | 'keep';
+  /**
+   * insert: new slug; rewrite: changed text; status: same text, new status; stage:
+   * changed text of an approved record, kept as its pending revision; keep: nothing to do.
+   */
+  readonly action: 'insert' | 'rewrite' | 'status' | 'stage' | 'keep';
 }
 
 export async function importRecords(sql: Sql, records: readonly RecordFile[], options: ImportOptions): Promise<ImportSummary> {
@@ -72,11 +92,11 @@ export async function importRecords(sql: Sql, records: readonly RecordFile[], op
     if (seen.has(record.slug)) throw new ConflictError(`Record "${record.slug}" appears twice; nothing was imported.`, { slug: record.slug });
     seen.add(record.slug);
   }
-  const summary: ImportSummary = { created: 0, updated: 0, unchanged: 0, approved: 0, candidates: 0, deprecated: 0, slugs: [], changed_ids: [] };
+  const summary: ImportSummary = { created: 0, updated: 0, unchanged: 0, approved: 0, candidates: 0, deprecated: 0, staged: 0, slugs: [], changed_ids: [] };
   await sql.transaction(async (tx) => {
     for (let start = 0; start < records.length; start += CHUNK) {
       const plans = await planChunk(tx, records.slice(start, start + CHUNK), options.approve);
-      await applyChunk(tx, plans);
+      await applyChunk(tx, plans, options);
       for (const plan of plans) tally(summary, plan);
     }
   });
@@ -84,10 +104,11 @@ export async function importRecords(sql: Sql, records: readonly RecordFile[], op
 }
 
 function tally(summary: ImportSummary, plan: Plan): void {
-  summary[plan.action === 'insert' ? 'created' : plan.action === 'keep' ? 'unchanged' : 'updated'] += 1;
+  if (plan.action === 'stage') summary.staged += 1;
+  else summary[plan.action === 'insert' ? 'created' : plan.action === 'keep' ? 'unchanged' : 'updated'] += 1;
   summary[plan.status === 'candidate' ? 'candidates' : plan.status] += 1;
   summary.slugs.push(plan.record.slug);
-  if (plan.action !== 'keep') summary.changed_ids.push(plan.id);
+  if (plan.action !== 'keep' && plan.action !== 'stage') summary.changed_ids.push(plan.id);
 }
 
 /** Compares a chunk with the store and decides each record's action; refuses the whole import on a conflict. */
@@ -109,12 +130,7 @@ async function planChunk(tx: Sql, records: readonly RecordFile[], approve: boole
       const changes = found.status !== status && (approve || status === 'deprecated');
       return { record, id: found.id, hash, status: changes ? status : found.status, action: changes ? 'status' : 'keep' };
     }
-    if (found.status === 'approved' && status === 'candidate') {
-      throw new ConflictError(
-        `Record "${record.slug}" is approved; importing changed text needs --approve (owner review). Nothing was imported.`,
-        { slug: record.slug },
-      );
-    }
+    if (found.status === 'approved' && status === 'candidate') return { record, id: found.id, hash, status: 'approved', action: 'stage' };
     return { record, id: found.id, hash, status, action: 'rewrite' };
   });
 }
@@ -122,7 +138,7 @@ async function planChunk(tx: Sql, records: readonly RecordFile[], approve: boole
 /** The columns of a record row, as `jsonb_to_recordset` reads them. */
 const RECORD_SET = `jsonb_to_recordset($1::jsonb) AS x(id uuid, slug text, status text, title text, topic text, task_types text[],
   summary text, recommendation text, rationale text, conditions jsonb, exceptions jsonb, pitfalls jsonb, verification_checks jsonb,
-  examples text, confidence text, content_hash text, updated_at timestamptz)`;
+  examples text, confidence text, content_hash text, updated_at timestamptz, reviewed_at date, license text, supersedes jsonb, file text)`;
 
 function recordRow(plan: Plan): Record<string, unknown> {
   const r = plan.record;
@@ -144,38 +160,62 @@ function recordRow(plan: Plan): Record<string, unknown> {
     confidence: r.confidence,
     content_hash: plan.hash,
     updated_at: r.updated_at ?? null,
+    reviewed_at: r.reviewed_at ?? null,
+    license: r.license ?? null,
+    supersedes: r.supersedes,
+    file: JSON.stringify(r),
   };
 }
 
-async function applyChunk(tx: Sql, plans: readonly Plan[]): Promise<void> {
+async function applyChunk(tx: Sql, plans: readonly Plan[], options: ImportOptions): Promise<void> {
   const of = (action: Plan['action']) => plans.filter((p) => p.action === action);
   const inserts = of('insert');
   const rewrites = of('rewrite');
-  const statuses = of('status');
   if (inserts.length > 0) {
     await tx.query(
       `INSERT INTO records (id, slug, status, title, topic, task_types, summary, recommendation, rationale, conditions,
-              exceptions, pitfalls, verification_checks, examples, confidence, content_hash, updated_at, approved_at)
+              exceptions, pitfalls, verification_checks, examples, confidence, content_hash, updated_at, declared_updated_at,
+              approved_at, reviewed_at, license, supersedes, file, deprecated_at)
        SELECT x.id, x.slug, x.status, x.title, x.topic, x.task_types, x.summary, x.recommendation, x.rationale, x.conditions,
               x.exceptions, x.pitfalls, x.verification_checks, x.examples, x.confidence, x.content_hash,
-              coalesce(x.updated_at, now()), CASE WHEN x.status = 'approved' THEN now() END
+              coalesce(x.updated_at, now()), x.updated_at, CASE WHEN x.status = 'approved' THEN now() END,
+              x.reviewed_at, x.license, x.supersedes, x.file, CASE WHEN x.status = 'deprecated' THEN now() END
          FROM ${RECORD_SET}`,
       [JSON.stringify(inserts.map(recordRow))],
     );
   }
   if (rewrites.length > 0) await rewriteRecords(tx, rewrites);
-  if (statuses.length > 0) {
-    await tx.query(
-      `UPDATE records r SET status = x.status, updated_at = now(),
-              approved_at = CASE WHEN x.status = 'approved' THEN now() ELSE r.approved_at END
-         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, status text) WHERE r.id = x.id`,
-      [JSON.stringify(statuses.map((p) => ({ id: p.id, status: p.status })))],
-    );
-  }
+  await setStatuses(tx, of('status').map((p) => ({ id: p.id, status: p.status, reviewed_at: p.record.reviewed_at ?? null })));
+  await stageRevisions(tx, of('stage'));
   await writeChildren(tx, [...inserts, ...rewrites]);
-  const changed = plans.filter((p) => p.action !== 'keep');
-  await snapshot(tx, changed.filter((p) => p.status === 'approved').map((p) => p.id));
+  const changed = plans.filter((p) => p.action !== 'keep' && p.action !== 'stage');
+  const approved = changed.filter((p) => p.status === 'approved');
+  await snapshot(tx, approved.map((p) => p.id), options.approval, approved.map((p) => p.record.slug));
+  await dropRevisions(tx, approved.map((p) => p.id));
   await reindexRecords(tx, changed.map((p) => p.id));
+  await retireSuperseded(tx, approved.filter((p) => p.record.supersedes.length > 0));
+}
+
+/**
+ * Status changes with the same text. Approving sets `updated_at` only when this
+ * version was never served before (the file's declared time, else now); deprecating
+ * leaves it and stamps `deprecated_at`.
+ */
+export async function setStatuses(tx: Sql, changes: readonly { id: string; status: RecordStatus; reviewed_at?: string | null; reason?: string | null }[]): Promise<void> {
+  if (changes.length === 0) return;
+  await tx.query(
+    `UPDATE records r SET status = x.status,
+            updated_at = CASE WHEN x.status = 'approved' AND NOT EXISTS (
+                           SELECT 1 FROM record_history h WHERE h.record_id = r.id AND h.content_version = r.content_version)
+                         THEN coalesce(r.declared_updated_at, now()) ELSE r.updated_at END,
+            approved_at = CASE WHEN x.status = 'approved' THEN now() ELSE r.approved_at END,
+            reviewed_at = CASE WHEN x.status = 'approved' THEN greatest(r.reviewed_at, x.reviewed_at) ELSE r.reviewed_at END,
+            deprecated_at = CASE WHEN x.status = 'deprecated' THEN now() END,
+            deprecation_reason = CASE WHEN x.status = 'deprecated' THEN x.reason END,
+            superseded_by = CASE WHEN x.status = 'deprecated' THEN r.superseded_by END
+       FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, status text, reviewed_at date, reason text) WHERE r.id = x.id`,
+    [JSON.stringify(changes)],
+  );
 }
 
 /** Replaces changed records' text with a new content_version; their old passages and children go. */
@@ -185,8 +225,10 @@ async function rewriteRecords(tx: Sql, rewrites: readonly Plan[]): Promise<void>
             summary = x.summary, recommendation = x.recommendation, rationale = x.rationale, conditions = x.conditions,
             exceptions = x.exceptions, pitfalls = x.pitfalls, verification_checks = x.verification_checks, examples = x.examples,
             confidence = x.confidence, content_hash = x.content_hash, updated_at = coalesce(x.updated_at, now()),
-            content_version = r.content_version + 1,
-            approved_at = CASE WHEN x.status = 'approved' THEN now() ELSE r.approved_at END
+            declared_updated_at = x.updated_at, reviewed_at = x.reviewed_at, license = x.license, supersedes = x.supersedes,
+            file = x.file, content_version = r.content_version + 1,
+            approved_at = CASE WHEN x.status = 'approved' THEN now() ELSE r.approved_at END,
+            deprecated_at = CASE WHEN x.status = 'deprecated' THEN coalesce(r.deprecated_at, now()) END
        FROM ${RECORD_SET} WHERE r.id = x.id`,
     [JSON.stringify(rewrites.map(recordRow))],
   );
@@ -195,6 +237,37 @@ async function rewriteRecords(tx: Sql, rewrites: readonly Plan[]): Promise<void>
   for (const table of ['record_passages', 'record_applies_to', 'record_sources']) {
     await tx.query(`DELETE FROM ${table} WHERE record_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)`, ids);
   }
+}
+
+/** Keeps changed texts of approved records as their pending revision, replacing an older one. */
+async function stageRevisions(tx: Sql, stages: readonly Plan[]): Promise<void> {
+  if (stages.length === 0) return;
+  await tx.query(
+    `INSERT INTO record_revisions (record_id, content, content_hash)
+     SELECT x.id, x.content, x.hash FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, content text, hash text)
+     ON CONFLICT (record_id) DO UPDATE SET content = excluded.content, content_hash = excluded.content_hash, staged_at = now()`,
+    [JSON.stringify(stages.map((p) => ({ id: p.id, content: JSON.stringify(p.record), hash: p.hash })))],
+  );
+}
+
+/** A newly approved text replaces any revision that was waiting. */
+async function dropRevisions(tx: Sql, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.query('DELETE FROM record_revisions WHERE record_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)', [JSON.stringify(ids)]);
+}
+
+/** Deprecates the approved records a newly approved one supersedes, naming it as their successor. */
+async function retireSuperseded(tx: Sql, successors: readonly Plan[]): Promise<void> {
+  if (successors.length === 0) return;
+  const pairs = successors.flatMap((p) => p.record.supersedes.map((slug) => ({ slug, successor: p.id, reason: `superseded by ${p.record.slug}` })));
+  const retired = await tx.query<{ id: string }>(
+    `UPDATE records r SET status = 'deprecated', deprecated_at = now(), deprecation_reason = x.reason, superseded_by = x.successor
+       FROM jsonb_to_recordset($1::jsonb) AS x(slug text, successor uuid, reason text)
+      WHERE r.slug = x.slug AND r.status <> 'deprecated' AND r.id <> x.successor
+      RETURNING r.id::text AS id`,
+    [JSON.stringify(pairs)],
+  );
+  await reindexRecords(tx, retired.map((r) => r.id));
 }
 
 /** The records' applicability (canonical technology names) and sources, in file order. */
@@ -230,14 +303,24 @@ async function writeChildren(tx: Sql, plans: readonly Plan[]): Promise<void> {
   }
 }
 
-/** Keeps the approved text of each record's current content_version (once). */
-export async function snapshot(tx: Sql, ids: readonly string[]): Promise<void> {
+/**
+ * Keeps the approved text of each record's current content_version (once), with
+ * who approved it, the gate report and the overrides (`slugs[i]` names `ids[i]`).
+ */
+export async function snapshot(tx: Sql, ids: readonly string[], approval?: Approval, slugs: readonly string[] = []): Promise<void> {
   if (ids.length === 0) return;
+  const rows = ids.map((id, i) => ({
+    id,
+    approved_by: approval?.reviewer ?? null,
+    gate_report: approval?.reports.get(slugs[i] ?? '') ?? null,
+    overrides: approval?.overrides.get(slugs[i] ?? '') ?? [],
+  }));
   await tx.query(
-    `INSERT INTO record_history (record_id, content_version, snapshot)
-     SELECT r.id, r.content_version, to_jsonb(r) - 'search_vector'
-       FROM records r WHERE r.id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)
+    `INSERT INTO record_history (record_id, content_version, snapshot, approved_by, gate_report, overrides)
+     SELECT r.id, r.content_version, to_jsonb(r) - 'search_vector', x.approved_by, x.gate_report, x.overrides
+       FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, approved_by text, gate_report jsonb, overrides jsonb)
+       JOIN records r ON r.id = x.id
      ON CONFLICT (record_id, content_version) DO NOTHING`,
-    [JSON.stringify(ids)],
+    [JSON.stringify(rows)],
   );
 }

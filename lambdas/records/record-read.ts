@@ -88,3 +88,24 @@ export async function loadApprovedByIds(sql: Sql, ids: readonly string[]): Promi
   if (ids.length === 0) return [];
   return selectApproved(sql, 'r.id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)', ids);
 }
+
+/**
+ * For identifiers of deprecated records that name an approved successor: the
+ * successor's slug, keyed by the identifier as asked (slug or id).
+ */
+export async function findSuccessors(sql: Sql, identifiers: readonly string[]): Promise<Map<string, string>> {
+  if (identifiers.length === 0) return new Map();
+  const rows = await sql.query<{ slug: string; id: string; successor: string }>(
+    `SELECT r.slug, r.id::text AS id, s.slug AS successor
+       FROM records r JOIN records s ON s.id = r.superseded_by
+      WHERE r.status = 'deprecated' AND s.status = 'approved'
+        AND (r.slug IN (SELECT jsonb_array_elements_text($1::jsonb)) OR r.id::text IN (SELECT jsonb_array_elements_text($1::jsonb)))`,
+    [JSON.stringify(identifiers)],
+  );
+  const found = new Map<string, string>();
+  for (const row of rows) {
+    if (identifiers.includes(row.slug)) found.set(row.slug, row.successor);
+    if (identifiers.includes(row.id)) found.set(row.id, row.successor);
+  }
+  return found;
+}

@@ -1,13 +1,14 @@
 /**
- * Owner review of records already in the store: list them by status, approve
- * candidates (publish, keep the version in history), deprecate (withdraw from
- * search and get_guidance). Every status change also updates the BM25 statistics in
- * the same transaction. Editing text is the import's job, not this module's.
+ * Owner review of records already in the store: list them by status, list the
+ * ones due for review, deprecate (withdraw from search and get_guidance, naming a
+ * successor). Every status change also updates the BM25 statistics in the same
+ * transaction. Approving is `record-approval.ts` (the gates come first); editing
+ * text is the import's job.
  */
 import type { Sql } from '../ports/sql.ts';
-import { NotFoundError } from '../errors/app-error.ts';
+import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { reindexRecords } from './bm25-index.ts';
-import { snapshot } from './record-import.ts';
+import { setStatuses } from './record-import.ts';
 import type { RecordStatus } from './record-schema.ts';
 
 export interface RecordSummary {
@@ -18,13 +19,17 @@ export interface RecordSummary {
   content_version: number;
   updated_at: string;
   approved_at: string | null;
+  reviewed_at: string | null;
+  /** Whether a changed text waits for review (`records diff`, `records approve`). */
+  pending_revision: boolean;
   /** Whether the passages embedded match the current text (for the given model). */
   embedded: boolean;
 }
 
 export async function listRecords(sql: Sql, options: { status?: RecordStatus; limit: number }): Promise<RecordSummary[]> {
   return sql.query<RecordSummary>(
-    `SELECT id::text AS id, slug, title, status, content_version, updated_at, approved_at,
+    `SELECT id::text AS id, slug, title, status, content_version, updated_at, approved_at, reviewed_at::text AS reviewed_at,
+            EXISTS (SELECT 1 FROM record_revisions v WHERE v.record_id = records.id) AS pending_revision,
             (embedded_hash IS NOT DISTINCT FROM content_hash AND embedding_model IS NOT NULL) AS embedded
        FROM records WHERE ($1::text IS NULL OR status = $1) ORDER BY slug LIMIT $2`,
     [options.status ?? null, options.limit],
@@ -32,10 +37,16 @@ export async function listRecords(sql: Sql, options: { status?: RecordStatus; li
 }
 
 /**
- * Sets the status of records named by slug or id, all or nothing. Returns the ids
- * whose status changed (approved ones may need embedding).
+ * Deprecates records named by slug or id, all or nothing, with a reason and
+ * optionally the approved record that succeeds them (`get_guidance` then names it
+ * to agents asking for the old one). `updated_at` is left alone: the text did not
+ * change. Returns the ids whose status changed.
  */
-export async function setRecordStatus(sql: Sql, identifiers: readonly string[], status: Exclude<RecordStatus, 'candidate'>): Promise<string[]> {
+export async function deprecateRecords(
+  sql: Sql,
+  identifiers: readonly string[],
+  options: { reason?: string; supersededBy?: string },
+): Promise<string[]> {
   return sql.transaction(async (tx) => {
     const rows = await tx.query<{ id: string; slug: string; status: string }>(
       `SELECT id::text AS id, slug, status FROM records
@@ -45,15 +56,55 @@ export async function setRecordStatus(sql: Sql, identifiers: readonly string[], 
     const known = new Set(rows.flatMap((r) => [r.id, r.slug]));
     const unknown = identifiers.filter((i) => !known.has(i));
     if (unknown.length > 0) throw new NotFoundError(`No record has that slug or id: ${unknown.join(', ')}. Nothing was changed.`, { unknown });
-    const changed = rows.filter((row) => row.status !== status).map((row) => row.id);
+    const successor = options.supersededBy ? await successorOf(tx, options.supersededBy, rows) : null;
+    const changed = rows.filter((row) => row.status !== 'deprecated').map((row) => row.id);
     if (changed.length === 0) return changed;
-    await tx.query(
-      `UPDATE records SET status = $2, updated_at = now(), approved_at = CASE WHEN $2 = 'approved' THEN now() ELSE approved_at END
-        WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)`,
-      [JSON.stringify(changed), status],
-    );
-    if (status === 'approved') await snapshot(tx, changed);
+    const reason = options.reason ?? (successor ? `superseded by ${successor.slug}` : null);
+    await setStatuses(tx, changed.map((id) => ({ id, status: 'deprecated' as const, reason })));
+    if (successor) {
+      await tx.query('UPDATE records SET superseded_by = $2::uuid WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)', [
+        JSON.stringify(changed),
+        successor.id,
+      ]);
+    }
     await reindexRecords(tx, changed);
     return changed;
   });
+}
+
+/** The successor must be an approved record other than the ones being deprecated. */
+async function successorOf(tx: Sql, identifier: string, retiring: readonly { id: string }[]): Promise<{ id: string; slug: string }> {
+  const [row] = await tx.query<{ id: string; slug: string; status: string }>(
+    'SELECT id::text AS id, slug, status FROM records WHERE slug = $1 OR id::text = $1',
+    [identifier],
+  );
+  if (!row) throw new NotFoundError(`No record has the slug or id ${identifier}; nothing was deprecated.`, { superseded_by: identifier });
+  if (row.status !== 'approved' || retiring.some((r) => r.id === row.id)) {
+    throw new ValidationError(`The successor ${row.slug} must be an approved record other than the ones deprecated; nothing was deprecated.`, {
+      superseded_by: row.slug,
+    });
+  }
+  return row;
+}
+
+export interface StaleRecord {
+  slug: string;
+  title: string;
+  reviewed_at: string | null;
+  /** Whole months since the review; null when the record was never reviewed. */
+  months: number | null;
+  verdict: 'warn' | 'fail';
+}
+
+/** Approved records whose last review is older than the freshness rules allow, oldest first. */
+export async function staleRecords(sql: Sql, rules: { freshnessWarnMonths: number; freshnessFailMonths: number }, now = new Date()): Promise<StaleRecord[]> {
+  const rows = await sql.query<{ slug: string; title: string; reviewed_at: string | null; months: number | null }>(
+    `SELECT slug, title, reviewed_at::text AS reviewed_at,
+            floor(extract(epoch FROM ($1::timestamptz - reviewed_at::timestamptz)) / (30.4375 * 86400))::int AS months
+       FROM records WHERE status = 'approved'
+        AND (reviewed_at IS NULL OR reviewed_at < ($1::timestamptz - make_interval(days => round($2 * 30.4375)::int))::date)
+      ORDER BY reviewed_at NULLS FIRST, slug`,
+    [now.toISOString(), rules.freshnessWarnMonths],
+  );
+  return rows.map((r) => ({ ...r, verdict: r.months === null || r.months >= rules.freshnessFailMonths ? 'fail' : 'warn' }));
 }

@@ -50,6 +50,12 @@ export const recordFileSchema = z.strictObject({
   examples: z.string().max(4000).refine(isStorableText, { message: 'must not contain NUL characters or unpaired surrogates' }).optional(),
   status: z.enum(RECORD_STATUSES).optional(),
   updated_at: z.iso.datetime({ offset: true }).optional(),
+  /** The day an owner last checked the guidance against its sources (the freshness gate reads it). */
+  reviewed_at: z.iso.date().optional(),
+  /** The licence of the record's own text, an SPDX identifier; absent means the store's default. */
+  license: z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9.+-]+$/, 'license must be an SPDX identifier such as CC-BY-4.0').optional(),
+  /** Slugs of approved records this one replaces: approving it deprecates them and names it their successor. */
+  supersedes: z.array(z.string().min(3).max(120)).max(10).default([]),
   sources: z
     .array(
       z.strictObject({

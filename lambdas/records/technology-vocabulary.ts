@@ -89,3 +89,9 @@ export function canonicalTechnologies(names: readonly string[]): string[] {
 export function sameTechnology(a: string, b: string): boolean {
   return canonicalTechnology(a).toLowerCase() === canonicalTechnology(b).toLowerCase();
 }
+
+/** Whether the vocabulary knows the name, as a canonical name or an alias. */
+export function isKnownTechnology(name: string): boolean {
+  const folded = fold(name);
+  return LOOKUP.has(folded) || LOOKUP.has(folded.replace(/[. ]/g, ''));
+}

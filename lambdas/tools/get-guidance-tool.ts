@@ -1,11 +1,12 @@
 /**
  * `get_guidance` as a tool: full (or brief) approved records by slug or id, in the
- * order asked, each once; everything else is listed in `missing`.
+ * order asked, each once; everything else is listed in `missing`, and a
+ * deprecated record's successor (if it names one) in `superseded_by`.
  */
 import { getGuidanceInput } from '../../schema/tools.ts';
 import type { Sql } from '../ports/sql.ts';
 import type { Logger } from '../ports/logger.ts';
-import { findApprovedRecords } from '../records/record-read.ts';
+import { findApprovedRecords, findSuccessors } from '../records/record-read.ts';
 import { shapeRecord } from '../records/record-shape.ts';
 import { parseArguments } from './tool-result.ts';
 import { guardedTool, type ToolHandler } from './guarded-tool.ts';
@@ -25,6 +26,8 @@ export function getGuidanceTool(deps: { sql: Sql; logger: Logger }): ToolHandler
         results.push(input.detail === 'full' ? shapeRecord(record, 'full') : shapeRecord(record, 'brief'));
       }
     }
-    return { results, missing };
+    // A withdrawn record that names its successor says so, so the agent can ask for that one instead.
+    const successors = await findSuccessors(deps.sql, missing);
+    return successors.size > 0 ? { results, missing, superseded_by: Object.fromEntries(successors) } : { results, missing };
   });
 }

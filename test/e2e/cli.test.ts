@@ -10,23 +10,13 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { CLI, REPO_ROOT, makeDataDir, runCli, startServer } from '../support/local-server.ts';
 import { connectClient } from '../support/mcp-client.ts';
+import { reviewedRecord } from '../support/records.ts';
 
 let dataDir: string;
 let work: string;
 const cli = (...args: string[]) => runCli(['--data-dir', dataDir, ...args]);
 
-const record = (slug: string, extra: Record<string, unknown> = {}) => ({
-  slug,
-  title: `Guidance ${slug}`,
-  topic: 'reliability',
-  task_types: ['build'],
-  summary: 'Background jobs hang forever when a downstream call never answers.',
-  recommendation: 'Put a deadline on every outbound call made by a background job.',
-  applies_to: [{ kind: 'runtime', name: 'Node.js', version_constraint: '>=18' }],
-  confidence: 'medium',
-  sources: [{ title: 'Timers', url: 'https://nodejs.org/api/timers.html', relation: 'supports' }],
-  ...extra,
-});
+const record = (slug: string, extra: Record<string, unknown> = {}) => reviewedRecord(slug, extra);
 
 beforeAll(async () => {
   dataDir = await makeDataDir();
@@ -102,12 +92,14 @@ describe('chatctx records import', () => {
     expect(missing.stderr).toMatch(/No file or folder/);
   });
 
-  it('refuses to change approved text without --approve', async () => {
+  it('stages changed text of an approved record as a revision instead of publishing it', async () => {
     const file = join(work, 'changed.json');
     await writeFile(file, JSON.stringify(record('deadline-on-outbound-calls', { recommendation: 'Changed, unreviewed text.' })));
-    const result = await cli('records', 'import', file);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/is approved; importing changed text needs --approve/);
+    const result = await cli('--json', 'records', 'import', file);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ staged: 1, updated: 0, created: 0 });
+    const listed = JSON.parse((await cli('--json', 'records', 'list', '--status', 'approved')).stdout) as any[];
+    expect(listed.find((r) => r.slug === 'deadline-on-outbound-calls')).toMatchObject({ content_version: 1, pending_revision: true });
   });
 });
 

@@ -10,6 +10,7 @@ import { chmod, mkdir, readdir, readFile, rm, stat, truncate, writeFile } from '
 import { join } from 'node:path';
 import { CLI, REPO_ROOT, makeDataDir, runCli, startServer, type TestServer } from '../support/local-server.ts';
 import { connectClient } from '../support/mcp-client.ts';
+import { reviewedRecord } from '../support/records.ts';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -28,16 +29,9 @@ async function serve(dir: string, env: Record<string, string> = {}): Promise<Tes
   return server;
 }
 
-/** `count` valid records with slugs `<prefix>-<n>`, as one JSON file. */
+/** `count` valid records with slugs `<prefix>-<n>`, as one JSON file; they pass the quality gates. */
 async function recordsFile(dir: string, prefix: string, count: number): Promise<string> {
-  const records = Array.from({ length: count }, (_, i) => ({
-    slug: `${prefix}-${i}`,
-    title: `Guidance ${prefix} number ${i}`,
-    topic: 'reliability',
-    recommendation: `Keep ${prefix} ${i} working under load by bounding queues and timing out calls.`,
-    confidence: 'medium',
-    sources: [{ title: 'Timers', url: 'https://nodejs.org/api/timers.html' }],
-  }));
+  const records = Array.from({ length: count }, (_, i) => reviewedRecord(`${prefix}-${i}`));
   const file = join(dir, `${prefix}.json`);
   await writeFile(file, JSON.stringify(records));
   return file;

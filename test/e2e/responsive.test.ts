@@ -8,6 +8,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeDataDir, runCli, startServer, type TestServer } from '../support/local-server.ts';
 import { connectClient, post } from '../support/mcp-client.ts';
+import { reviewedRecord } from '../support/records.ts';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -25,6 +26,7 @@ async function serving(env: Record<string, string>): Promise<{ server: TestServe
 /** `count` records that all share one made-up word, so a search for it counts exactly the imported ones. */
 async function recordsFile(dir: string, count: number): Promise<string> {
   const records = Array.from({ length: count }, (_, i) => ({
+    ...reviewedRecord(`quux-${i}`),
     slug: `quux-${i}`,
     title: `Quuxifying queue ${i} under load`,
     topic: 'reliability',
@@ -32,7 +34,6 @@ async function recordsFile(dir: string, count: number): Promise<string> {
     recommendation: `Bound the quuxifying queue ${i}, put a deadline on every downstream call, and shed load when the queue is full.`,
     rationale: 'An unbounded queue turns a slow dependency into an outage for every caller.',
     confidence: 'medium',
-    sources: [{ title: 'Timers', url: 'https://nodejs.org/api/timers.html' }],
   }));
   const file = join(dir, 'quux.json');
   await writeFile(file, JSON.stringify(records));

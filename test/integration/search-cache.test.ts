@@ -10,7 +10,7 @@ import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
 import { SearchCache } from '../../lambdas/retrieval/search-cache.ts';
 import { BufferedSearchEvents } from '../../lambdas/retrieval/search-events.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
-import { setRecordStatus } from '../../lambdas/records/record-review.ts';
+import { deprecateRecords } from '../../lambdas/records/record-review.ts';
 import type { Embedder } from '../../lambdas/ports/embedder.ts';
 import { recordFileSchema, type RecordFile } from '../../lambdas/records/record-schema.ts';
 
@@ -117,7 +117,7 @@ describe('answers kept per corpus generation', () => {
     const after = await search(tools, { query });
     expect(after.results[0]?.slug).toBe('quarantine-flaky-integration-tests');
 
-    await setRecordStatus(store.sql, ['quarantine-flaky-integration-tests'], 'deprecated');
+    await deprecateRecords(store.sql, ['quarantine-flaky-integration-tests'], { reason: 'withdrawn in a test' });
     const withdrawn = await search(tools, { query });
     expect(withdrawn.results.map((r: any) => r.slug)).not.toContain('quarantine-flaky-integration-tests');
   });

@@ -1,0 +1,232 @@
+/**
+ * The owner-review part of the `chatctx` CLI: approving behind the quality gates
+ * (with reviewer and overrides), deprecating with a reason and successor, reading a
+ * record's gates, versions, history and diffs, what is due for review, and the
+ * store's additions to the source policy. Printing only; every command is one
+ * admin operation (`lambdas/admin/admin-operations.ts`), so it runs the same on a
+ * local store, through a running server and with `--remote` on AWS.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
+import { readSetting } from '../lambdas/config/settings.ts';
+import type { AdminCommand } from '../lambdas/admin/admin-operations.ts';
+import type { GateReport } from '../lambdas/records/quality-gates.ts';
+import type { StaleRecord } from '../lambdas/records/record-review.ts';
+import { readRecordSources } from '../lambdas/records/record-files.ts';
+
+export interface CliTools {
+  admin<T>(command: AdminCommand): Promise<T>;
+  print(human: string, json: unknown): void;
+}
+
+export interface Override {
+  gate: string;
+  reason: string;
+}
+
+/** `--override GATE="reason"`, repeatable. */
+export function overrideArg(value: string, previous: Override[] = []): Override[] {
+  const at = value.indexOf('=');
+  if (at < 1) throw new InvalidArgumentError('expected GATE="why it may be published anyway", e.g. source_authority="vendor blog, the only published account".');
+  return [...previous, { gate: value.slice(0, at).trim(), reason: value.slice(at + 1).trim() }];
+}
+
+/** The reviewer an approval records: the flag, else the configured name, else the login name. */
+export function reviewerName(flag: string | undefined): string {
+  if (flag?.trim()) return flag.trim();
+  const configured = readSetting(process.env, 'reviewer');
+  if (configured) return configured;
+  try {
+    return userInfo().username || 'unnamed reviewer';
+  } catch {
+    return 'unnamed reviewer';
+  }
+}
+
+const MARK = { pass: 'pass', warn: 'WARN', fail: 'FAIL' } as const;
+
+/** A gate report for people: one line per record, then one per gate (only the ones that did not pass unless `all`). */
+export function gateLines(reports: readonly GateReport[], all = false): string[] {
+  return reports.flatMap((report) => [
+    `${report.slug}: ${MARK[report.verdict]}`,
+    ...report.gates.filter((g) => all || g.verdict !== 'pass').map((g) => `  ${MARK[g.verdict]}  ${g.code}: ${g.message}`),
+  ]);
+}
+
+const versionRef = (value: string): number | 'pending' => {
+  if (value === 'pending') return value;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a version number (1, 2, …) or "pending".');
+  return n;
+};
+
+function registerApproval(records: Command, { admin, print }: CliTools): void {
+  records
+    .command('approve')
+    .description('publish candidates, deprecated records or approved records\' pending revisions, after the quality gates')
+    .argument('<ids...>', 'slugs or ids')
+    .option('--reviewer <name>', 'who approves (default: $CHATCTX_REVIEWER, else your login name)')
+    .option('--override <gate=reason>', 'publish despite a failed gate, with the reason (repeatable)', overrideArg)
+    .action(async (ids: string[], opts: { reviewer?: string; override?: Override[] }) => {
+      const result = await admin<{ changed: number; gates: GateReport[]; embedding: { embedded: number; skipped_reason?: string } }>({
+        op: 'records.approve',
+        ids,
+        reviewer: reviewerName(opts.reviewer),
+        overrides: (opts.override ?? []) as never,
+      });
+      print([`${result.changed} record(s) approved.`, ...gateLines(result.gates)].join('\n'), result);
+    });
+
+  records
+    .command('deprecate')
+    .description('withdraw records from search and get_guidance')
+    .argument('<ids...>', 'slugs or ids')
+    .option('--reason <text>', 'why, kept with the record')
+    .option('--superseded-by <slug>', 'the approved record that replaces them (get_guidance names it to agents)')
+    .action(async (ids: string[], opts: { reason?: string; supersededBy?: string }) => {
+      const result = await admin<{ changed: number }>({ op: 'records.deprecate', ids, reason: opts.reason, superseded_by: opts.supersededBy });
+      print(`${result.changed} record(s) now deprecated${opts.supersededBy ? `, superseded by ${opts.supersededBy}` : ''}.`, result);
+    });
+}
+
+type Shown = {
+  slug: string;
+  status: string;
+  content_version: number;
+  shown_version: number;
+  updated_at: string;
+  reviewed_at: string | null;
+  license: string | null;
+  record: Record<string, unknown>;
+  approval: { approved_by: string | null; approved_at: string; verdict: string | null; gates: GateReport['gates']; overrides: Override[] } | null;
+  pending_revision: { staged_at: string } | null;
+  deprecation: { deprecated_at: string; reason: string | null; superseded_by: string | null } | null;
+};
+
+function showLines(s: Shown): string[] {
+  const r = s.record as { title?: string; recommendation?: string; applies_to?: { name: string; version_constraint?: string }[]; sources?: { url: string }[] };
+  const lines = [
+    `${s.slug}  ${s.status}  version ${s.shown_version}${s.shown_version === s.content_version ? '' : ` (served: ${s.content_version})`}`,
+    `title:          ${r.title ?? ''}`,
+    `recommendation: ${r.recommendation ?? ''}`,
+    `applies to:     ${(r.applies_to ?? []).map((a) => `${a.name}${a.version_constraint ? ` ${a.version_constraint}` : ''}`).join(', ') || '-'}`,
+    `sources:        ${(r.sources ?? []).map((x) => x.url).join(', ')}`,
+    `updated_at ${s.updated_at}   reviewed_at ${s.reviewed_at ?? 'never'}   license ${s.license ?? '(store default)'}`,
+  ];
+  if (s.approval) {
+    lines.push(`approved by ${s.approval.approved_by ?? 'unknown'} at ${s.approval.approved_at}, gates: ${s.approval.verdict ?? 'not run'}`);
+    for (const g of s.approval.gates.filter((x) => x.verdict !== 'pass')) lines.push(`  ${MARK[g.verdict as 'warn']}  ${g.code}: ${g.message}`);
+    for (const o of s.approval.overrides) lines.push(`  override ${o.gate}: ${o.reason}`);
+  } else lines.push('not approved in this version');
+  if (s.pending_revision) lines.push(`a revision waits for review since ${s.pending_revision.staged_at}: chatctx records diff ${s.slug}`);
+  if (s.deprecation) {
+    lines.push(`deprecated ${s.deprecation.deprecated_at}${s.deprecation.reason ? `: ${s.deprecation.reason}` : ''}${s.deprecation.superseded_by ? ` (successor: ${s.deprecation.superseded_by})` : ''}`);
+  }
+  return lines;
+}
+
+type History = {
+  slug: string;
+  status: string;
+  versions: { content_version: number; approved_by: string | null; approved_at: string; verdict: string | null; overrides: Override[] }[];
+  pending_revision: { staged_at: string } | null;
+  deprecation: { deprecated_at: string; reason: string | null; superseded_by: string | null } | null;
+};
+
+function registerReading(records: Command, { admin, print }: CliTools): void {
+  records
+    .command('gates')
+    .description('the quality-gate report of a stored record (its pending revision, else its text) or of record files before import')
+    .argument('<slug-or-path>', 'a slug or id, or a .json/.jsonl file or folder')
+    .action(async (target: string) => {
+      const command: AdminCommand = existsSync(target)
+        ? { op: 'records.gates', ...(await readRecordSources(resolve(target)).then(({ values, where }) => ({ records: values, where }))) }
+        : { op: 'records.gates', ids: [target] };
+      const reports = await admin<GateReport[]>(command);
+      print(gateLines(reports, true).join('\n'), reports);
+      if (reports.some((r) => r.verdict === 'fail')) process.exitCode = 2;
+    });
+
+  records
+    .command('show')
+    .description('a record as served (or an approved version), with who approved it, its gate report and overrides')
+    .argument('<slug>', 'slug or id')
+    .option('--version <n>', 'an approved content_version', (v) => versionRef(v) as number)
+    .action(async (id: string, opts: { version?: number }) => {
+      const shown = await admin<Shown>({ op: 'records.show', id, version: opts.version });
+      print(showLines(shown).join('\n'), shown);
+    });
+
+  records
+    .command('history')
+    .description('every approved version of a record: who approved it, when, gate verdict, overrides; then any pending revision')
+    .argument('<slug>', 'slug or id')
+    .action(async (id: string) => {
+      const h = await admin<History>({ op: 'records.history', id });
+      const lines = [
+        `${h.slug}  ${h.status}`,
+        ...h.versions.map(
+          (v) => `  v${v.content_version}  approved ${v.approved_at} by ${v.approved_by ?? 'unknown'}  gates ${v.verdict ?? 'not run'}` +
+            (v.overrides.length ? `  overrides: ${v.overrides.map((o) => o.gate).join(', ')}` : ''),
+        ),
+        ...(h.pending_revision ? [`  pending revision staged ${h.pending_revision.staged_at}`] : []),
+        ...(h.deprecation ? [`  deprecated ${h.deprecation.deprecated_at}${h.deprecation.superseded_by ? `, successor ${h.deprecation.superseded_by}` : ''}`] : []),
+      ];
+      print(lines.join('\n'), h);
+    });
+
+  records
+    .command('diff')
+    .description('what changed between two versions (default: served vs pending revision, else the last two approved versions)')
+    .argument('<slug>', 'slug or id')
+    .argument('[from]', 'a version number or "pending"', versionRef)
+    .argument('[to]', 'a version number or "pending"', versionRef)
+    .action(async (id: string, from?: number | 'pending', to?: number | 'pending') => {
+      const d = await admin<{ slug: string; from: number | string; to: number | string; changes: { field: string; diff: string }[] }>({ op: 'records.diff', id, from, to });
+      const lines = [`${d.slug}: ${d.from} → ${d.to}, ${d.changes.length} field(s) changed`, ...d.changes.flatMap((c) => [`${c.field}:`, ...c.diff.split('\n').map((l) => `  ${l}`)])];
+      print(lines.join('\n'), d);
+    });
+
+  records
+    .command('stale')
+    .description('approved records due for review (reviewed_at older than the freshness rules)')
+    .action(async () => {
+      const rows = await admin<StaleRecord[]>({ op: 'records.stale' });
+      print(
+        rows.length === 0 ? 'No approved record is due for review.' : rows.map((r) => `${MARK[r.verdict]}  ${r.slug}  reviewed ${r.reviewed_at ?? 'never'}${r.months === null ? '' : ` (${r.months} months ago)`}`).join('\n'),
+        rows,
+      );
+    });
+}
+
+function registerPolicy(program: Command, { admin, print }: CliTools): void {
+  const policy = program.command('policy').description("the store's additions to the source policy (guidance/policy/source-policy.json) and the technology vocabulary");
+  type Entry = { kind: string; value: string; note: string | null };
+  const shown = (added: Entry[]) => (added.length === 0 ? 'No additions; the repository policy applies as is.' : added.map((e) => `${e.kind}  ${e.value}${e.note ? `  (${e.note})` : ''}`).join('\n'));
+  policy
+    .command('list')
+    .description('the additions in this store (--json: the whole effective policy too)')
+    .action(async () => {
+      const result = await admin<{ added: Entry[] }>({ op: 'policy.list' });
+      print(shown(result.added), result);
+    });
+  const change = (kind: 'authoritative' | 'blocked' | 'technology', value: string, note?: string, remove = false) =>
+    admin<{ added: Entry[] }>({ op: 'policy.change', kind, value, note, remove }).then((r) => print(shown(r.added), r));
+  policy.command('trust').description('treat a host as authoritative').argument('<host>').option('--note <publisher>').action((h: string, o: { note?: string }) => change('authoritative', h, o.note));
+  policy.command('block').description('fail sources on a host').argument('<host>').requiredOption('--reason <text>').action((h: string, o: { reason: string }) => change('blocked', h, o.reason));
+  policy.command('add-technology').description('add a technology name to the vocabulary').argument('<name>').action((n: string) => change('technology', n));
+  policy
+    .command('remove')
+    .description('drop an addition')
+    .argument('<kind>', 'authoritative, blocked or technology')
+    .argument('<value>')
+    .action((kind: string, value: string) => change(kind as 'technology', value, undefined, true));
+}
+
+export function registerReviewCommands(program: Command, records: Command, tools: CliTools): void {
+  registerApproval(records, tools);
+  registerReading(records, tools);
+  registerPolicy(program, tools);
+}

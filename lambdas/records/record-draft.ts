@@ -1,0 +1,304 @@
+/**
+ * Drafts a guidance-record file from one web page, for an owner to complete
+ * (`chatctx records draft --from-url`). It fetches the page within a size and a
+ * time limit, reads its title and publisher, and picks candidate evidence passages
+ * from the main content; the owner writes the guidance itself. Nothing is
+ * generated: every word in the draft was on the page, or is an empty field left
+ * for the owner.
+ *
+ * Only https pages are read, redirects included, because a record's sources must
+ * be https (`record-schema.ts`). The draft is deliberately not importable as it
+ * stands: its guidance fields are empty strings and it carries `_`-prefixed
+ * helper fields, both of which `records import` rejects until the owner has
+ * filled it in and deleted them.
+ */
+import { parse, type HTMLElement } from 'node-html-parser';
+import { SETTINGS } from '../config/settings.ts';
+import { ValidationError } from '../errors/app-error.ts';
+
+export interface DraftLimits {
+  /** The most bytes of the page that are read; a larger page is refused. */
+  readonly maxBytes: number;
+  /** The whole fetch, redirects and body included, must finish within this. */
+  readonly timeoutMs: number;
+  /** The longest candidate passage, in words. */
+  readonly excerptMaxWords: number;
+  /** The license the draft names for the record's text. */
+  readonly license: string;
+}
+
+/** A record file as the draft writes it: the importer's shape plus the `_` helper fields. */
+export interface RecordDraft {
+  readonly slug: string;
+  readonly title: string;
+  readonly topic: 'implementation';
+  readonly task_types: [];
+  readonly summary: '';
+  readonly recommendation: '';
+  readonly rationale: '';
+  readonly applies_to: [];
+  readonly conditions: [];
+  readonly exceptions: [];
+  readonly pitfalls: [];
+  readonly verification_checks: [];
+  readonly confidence: 'medium';
+  readonly license: string;
+  readonly sources: [
+    { title: string; url: string; publisher: string; evidence_excerpt: string; relation: 'supports' },
+  ];
+  readonly _evidence_candidates: readonly string[];
+  readonly _draft_note: string;
+}
+
+export interface DraftResult {
+  readonly draft: RecordDraft;
+  readonly passages: readonly string[];
+  /** The page's address after redirects: the one the record cites. */
+  readonly final_url: string;
+}
+
+const MAX_REDIRECTS = 5;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+const MAX_PASSAGES = 8;
+const MIN_PASSAGE_WORDS = 8;
+/** The schema's limit on an evidence excerpt, in characters. */
+const MAX_EXCERPT_CHARS = 1000;
+const MAX_TITLE_CHARS = 200;
+const MAX_SLUG_CHARS = 120;
+/** Page furniture whose text is never evidence. */
+const NOT_CONTENT = 'script, style, noscript, template, svg, nav, header, footer';
+const PASSAGE_TAGS = 'p, li, blockquote, dd';
+
+const DRAFT_NOTE =
+  'Fill in summary, recommendation and rationale, choose task_types, applies_to, conditions, exceptions, pitfalls and ' +
+  'verification_checks, review confidence, and pick the evidence_excerpt that supports the recommendation (the ' +
+  'candidates are in _evidence_candidates); then delete the fields starting with _ (the importer rejects them).';
+
+/**
+ * Fetches `url` (https only) and drafts a record citing it. Throws a
+ * `ValidationError` saying what was wrong with the address or the page.
+ */
+export async function draftFromUrl(url: string, limits: DraftLimits, fetchImpl: typeof fetch = fetch): Promise<DraftResult> {
+  const start = httpsUrl(url);
+  const page = await fetchPage(start, limits, fetchImpl);
+  const extracted = extractPage(page.html, page.url, limits.excerptMaxWords);
+  return { draft: buildDraft(extracted, page.url.href, limits.license), passages: extracted.passages, final_url: page.url.href };
+}
+
+function httpsUrl(raw: string, redirectedFrom?: URL): URL {
+  let url: URL;
+  try {
+    url = redirectedFrom ? new URL(raw, redirectedFrom) : new URL(raw);
+  } catch {
+    throw new ValidationError(redirectedFrom ? `${redirectedFrom.href} redirects to an invalid address.` : `${JSON.stringify(raw)} is not a web address.`);
+  }
+  if (url.protocol !== 'https:') {
+    const what = redirectedFrom ? `${redirectedFrom.href} redirects to ${url.href}, which is not https` : `${url.href} is not an https address`;
+    throw new ValidationError(`${what}; only https pages can be drafted from.`);
+  }
+  return url;
+}
+
+async function fetchPage(start: URL, limits: DraftLimits, fetchImpl: typeof fetch): Promise<{ html: string; url: URL }> {
+  const signal = AbortSignal.timeout(limits.timeoutMs);
+  try {
+    const { response, url } = await followRedirects(start, signal, fetchImpl);
+    await checkResponse(response, url, limits.maxBytes);
+    const bytes = await readBody(response, url, limits.maxBytes);
+    return { html: decode(bytes, response.headers.get('content-type')), url };
+  } catch (error) {
+    if (error instanceof ValidationError) throw error;
+    if (signal.aborted) {
+      const seconds = limits.timeoutMs / 1000;
+      throw new ValidationError(
+        `${start.href} did not answer within ${seconds} second${seconds === 1 ? '' : 's'} (${SETTINGS.draftTimeoutSeconds.env}).`,
+      );
+    }
+    const cause = (error as { cause?: { message?: string } }).cause?.message ?? (error instanceof Error ? error.message : String(error));
+    throw new ValidationError(`Could not fetch ${start.href}: ${cause}.`);
+  }
+}
+
+async function followRedirects(start: URL, signal: AbortSignal, fetchImpl: typeof fetch): Promise<{ response: Response; url: URL }> {
+  let url = start;
+  for (let redirects = 0; ; redirects++) {
+    const response = await fetchImpl(url.href, {
+      redirect: 'manual',
+      signal,
+      headers: { accept: 'text/html, application/xhtml+xml;q=0.9', 'user-agent': 'chatctx-records-draft' },
+    });
+    if (!REDIRECT_STATUSES.has(response.status)) return { response, url };
+    await response.body?.cancel();
+    const location = response.headers.get('location');
+    if (!location) throw new ValidationError(`${url.href} answered ${response.status} (a redirect) without saying where to.`);
+    if (redirects === MAX_REDIRECTS) throw new ValidationError(`${start.href} redirects more than ${MAX_REDIRECTS} times; draft from the final page's address.`);
+    url = httpsUrl(location, url);
+  }
+}
+
+/** Refuses a page that is not a 2xx HTML answer or says it is too large, before its body is read. */
+async function checkResponse(response: Response, url: URL, maxBytes: number): Promise<void> {
+  let problem: string | undefined;
+  const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const length = Number(response.headers.get('content-length') ?? NaN);
+  if (response.status < 200 || response.status > 299) {
+    problem = `${url.href} answered HTTP ${response.status}; only a page that answers 2xx can be drafted from.`;
+  } else if (!HTML_TYPES.has(type)) {
+    problem = `${url.href} is ${type ? `of type ${type}` : 'of no stated type'}, not an HTML page (text/html); only HTML pages can be drafted from.`;
+  } else if (Number.isFinite(length) && length > maxBytes) {
+    problem = tooLarge(url, maxBytes);
+  }
+  if (problem) {
+    await response.body?.cancel();
+    throw new ValidationError(problem);
+  }
+}
+
+function tooLarge(url: URL, maxBytes: number): string {
+  return `${url.href} is larger than ${maxBytes} bytes, the most a draft reads (${SETTINGS.draftMaxBytes.env}).`;
+}
+
+/** The body, refused as soon as more than `maxBytes` arrived: a server may omit or misstate its length. */
+async function readBody(response: Response, url: URL, maxBytes: number): Promise<Uint8Array> {
+  if (!response.body) return new Uint8Array();
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new ValidationError(tooLarge(url, maxBytes));
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+function decode(bytes: Uint8Array, contentType: string | null): string {
+  const charset = /charset\s*=\s*"?([\w.:-]+)/i.exec(contentType ?? '')?.[1];
+  try {
+    return new TextDecoder(charset ?? 'utf-8').decode(bytes);
+  } catch {
+    return new TextDecoder('utf-8').decode(bytes);
+  }
+}
+
+interface Extracted {
+  readonly title: string;
+  readonly publisher: string;
+  readonly passages: string[];
+}
+
+/** Title, publisher and candidate passages of a parsed page. */
+export function extractPage(html: string, url: URL, excerptMaxWords: number): Extracted {
+  const root = parse(html, { comment: false });
+  const title = clip(meta(root, 'og:title') || text(root.querySelector('title')) || text(root.querySelector('h1')), MAX_TITLE_CHARS) || clip(url.hostname + url.pathname, MAX_TITLE_CHARS);
+  const publisher = clip(meta(root, 'og:site_name') || meta(root, 'application-name'), MAX_TITLE_CHARS) || url.hostname;
+  for (const element of root.querySelectorAll(NOT_CONTENT)) element.remove();
+  const content = root.querySelector('main') ?? root.querySelector('article') ?? root.querySelector('body') ?? root;
+  return { title, publisher, passages: candidatePassages(content, excerptMaxWords) };
+}
+
+/** The whitespace-collapsed text of a node ('' for none). */
+function text(node: HTMLElement | null): string {
+  return (node?.text ?? '').replace(/\s+/g, ' ').trim();
+}
+
+function clip(value: string, max: number): string {
+  const collapsed = value.replace(/\s+/g, ' ').trim();
+  return collapsed.length <= max ? collapsed : collapsed.slice(0, max).trimEnd();
+}
+
+/** A `<meta>` value by its `property` or `name` (sites use either for Open Graph). */
+function meta(root: HTMLElement, key: string): string {
+  for (const element of root.querySelectorAll('meta')) {
+    const name = (element.getAttribute('property') ?? element.getAttribute('name') ?? '').trim().toLowerCase();
+    if (name === key) {
+      const content = (element.getAttribute('content') ?? '').replace(/\s+/g, ' ').trim();
+      if (content) return content;
+    }
+  }
+  return '';
+}
+
+/**
+ * Paragraphs, list items, quotations and definitions in page order, innermost
+ * only (a list item holding paragraphs gives its paragraphs), each within the
+ * word limits, de-duplicated, at most `MAX_PASSAGES`.
+ */
+function candidatePassages(content: HTMLElement, maxWords: number): string[] {
+  const passages: string[] = [];
+  const seen = new Set<string>();
+  for (const element of content.querySelectorAll(PASSAGE_TAGS)) {
+    if (element.querySelector(PASSAGE_TAGS)) continue;
+    const passage = fitPassage(text(element), maxWords);
+    if (!passage || seen.has(passage.toLowerCase())) continue;
+    seen.add(passage.toLowerCase());
+    passages.push(passage);
+    if (passages.length === MAX_PASSAGES) break;
+  }
+  return passages;
+}
+
+const wordCount = (value: string) => (value.match(/\S+/g) ?? []).length;
+const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
+
+/** The passage itself when it fits, else its first sentences that do, else nothing. */
+function fitPassage(paragraph: string, maxWords: number): string | undefined {
+  const fits = (value: string) => wordCount(value) <= maxWords && value.length <= MAX_EXCERPT_CHARS;
+  if (wordCount(paragraph) < MIN_PASSAGE_WORDS) return undefined;
+  if (fits(paragraph)) return paragraph;
+  let raw = '';
+  let taken = '';
+  for (const { segment } of sentences.segment(paragraph)) {
+    raw += segment;
+    if (!fits(raw.trim())) break;
+    taken = raw.trim();
+  }
+  return wordCount(taken) >= MIN_PASSAGE_WORDS ? taken : undefined;
+}
+
+/** A kebab-case slug the schema accepts, from the title (or the address when the title has no latin letters or digits). */
+export function slugFrom(title: string, url: URL): string {
+  const kebab = (value: string) =>
+    value
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '');
+  let slug = kebab(title);
+  if (slug.length < 3) slug = kebab(`${url.hostname} ${url.pathname}`);
+  if (slug.length < 3) slug = 'draft-record';
+  if (slug.length > MAX_SLUG_CHARS) slug = slug.slice(0, MAX_SLUG_CHARS).replace(/-[^-]*$/, '') || slug.slice(0, MAX_SLUG_CHARS);
+  return slug.replace(/-+$/, '');
+}
+
+// The empty strings and the `_` fields are on purpose: `records import` refuses
+// the draft until the owner has written the guidance and deleted the helpers.
+// There is no `reviewed_at`: the owner sets that when they review the record.
+function buildDraft(page: Extracted, finalUrl: string, license: string): RecordDraft {
+  return {
+    slug: slugFrom(page.title, new URL(finalUrl)),
+    title: page.title,
+    topic: 'implementation',
+    task_types: [],
+    summary: '',
+    recommendation: '',
+    rationale: '',
+    applies_to: [],
+    conditions: [],
+    exceptions: [],
+    pitfalls: [],
+    verification_checks: [],
+    confidence: 'medium',
+    license,
+    sources: [{ title: page.title, url: finalUrl, publisher: page.publisher, evidence_excerpt: page.passages[0] ?? '', relation: 'supports' }],
+    _evidence_candidates: page.passages,
+    _draft_note: DRAFT_NOTE,
+  };
+}

@@ -1,0 +1,181 @@
+/**
+ * What an owner reads about one record: the version served (or any approved
+ * version), who approved each version with which gate report and overrides, the
+ * revision waiting for review, the deprecation and its successor, and a
+ * field-by-field diff between any two of those texts (`records show`, `records
+ * history`, `records diff`).
+ */
+import { diffArrays, diffWords } from 'diff';
+import type { Sql } from '../ports/sql.ts';
+import { NotFoundError } from '../errors/app-error.ts';
+import type { RecordFile } from './record-schema.ts';
+
+interface RecordRow {
+  id: string;
+  slug: string;
+  status: string;
+  content_version: number;
+  updated_at: string;
+  approved_at: string | null;
+  reviewed_at: string | null;
+  license: string | null;
+  deprecated_at: string | null;
+  deprecation_reason: string | null;
+  successor: string | null;
+  file: string | null;
+  revision: string | null;
+  revision_staged_at: string | null;
+  snapshot_fallback: Record<string, unknown>;
+}
+
+export interface VersionRow {
+  content_version: number;
+  approved_by: string | null;
+  approved_at: string;
+  gate_report: { verdict: string; gates: { code: string; verdict: string; message: string }[] } | null;
+  overrides: { gate: string; reason: string }[];
+  snapshot: Record<string, unknown>;
+}
+
+/** The fields of a stored row that make up a record's text, for versions kept before files were stored. */
+const TEXT_FIELDS = [
+  'slug', 'title', 'topic', 'task_types', 'summary', 'recommendation', 'rationale', 'conditions', 'exceptions',
+  'pitfalls', 'verification_checks', 'confidence', 'examples', 'license', 'reviewed_at',
+] as const;
+
+function textOf(snapshot: Record<string, unknown>): Record<string, unknown> {
+  if (typeof snapshot.file === 'string') return JSON.parse(snapshot.file) as Record<string, unknown>;
+  return Object.fromEntries(TEXT_FIELDS.filter((f) => snapshot[f] !== null && snapshot[f] !== undefined).map((f) => [f, snapshot[f]]));
+}
+
+async function loadRecord(sql: Sql, identifier: string): Promise<RecordRow> {
+  const [row] = await sql.query<RecordRow>(
+    `SELECT r.id::text AS id, r.slug, r.status, r.content_version, r.updated_at, r.approved_at, r.reviewed_at::text AS reviewed_at,
+            r.license, r.deprecated_at, r.deprecation_reason, s.slug AS successor, r.file,
+            v.content AS revision, v.staged_at AS revision_staged_at,
+            to_jsonb(r) - 'search_vector' - 'file' AS snapshot_fallback
+       FROM records r LEFT JOIN record_revisions v ON v.record_id = r.id LEFT JOIN records s ON s.id = r.superseded_by
+      WHERE r.slug = $1 OR r.id::text = $1`,
+    [identifier],
+    { json: ['snapshot_fallback'] },
+  );
+  if (!row) throw new NotFoundError(`No record has the slug or id ${identifier}.`, { identifier });
+  return row;
+}
+
+async function loadVersions(sql: Sql, id: string): Promise<VersionRow[]> {
+  return sql.query<VersionRow>(
+    `SELECT content_version, approved_by, recorded_at AS approved_at, gate_report, overrides, snapshot
+       FROM record_history WHERE record_id = $1::uuid ORDER BY content_version`,
+    [id],
+    { json: ['gate_report', 'overrides', 'snapshot'] },
+  );
+}
+
+const approvalOf = (v: VersionRow | undefined) =>
+  v && {
+    content_version: v.content_version,
+    approved_by: v.approved_by,
+    approved_at: v.approved_at,
+    verdict: v.gate_report?.verdict ?? null,
+    gates: v.gate_report?.gates ?? [],
+    overrides: v.overrides,
+  };
+
+/** A record as an owner reviews it: the served (or asked-for) version with its approval. */
+export async function showRecord(sql: Sql, identifier: string, version?: number) {
+  const row = await loadRecord(sql, identifier);
+  const versions = await loadVersions(sql, row.id);
+  const shown = version ?? row.content_version;
+  const approved = versions.find((v) => v.content_version === shown);
+  if (version !== undefined && !approved) {
+    throw new NotFoundError(`${row.slug} has no approved version ${version} (approved versions: ${versions.map((v) => v.content_version).join(', ') || 'none'}).`);
+  }
+  const record = approved && shown !== row.content_version ? textOf(approved.snapshot) : row.file ? JSON.parse(row.file) : textOf(row.snapshot_fallback);
+  return {
+    id: row.id,
+    slug: row.slug,
+    status: row.status,
+    content_version: row.content_version,
+    shown_version: shown,
+    updated_at: row.updated_at,
+    reviewed_at: row.reviewed_at,
+    license: row.license,
+    record: record as RecordFile,
+    approval: approvalOf(approved) ?? null,
+    pending_revision: row.revision_staged_at ? { staged_at: row.revision_staged_at } : null,
+    deprecation: row.deprecated_at ? { deprecated_at: row.deprecated_at, reason: row.deprecation_reason, superseded_by: row.successor } : null,
+  };
+}
+
+/** Every approved version with its approval, then the pending revision and the deprecation. */
+export async function recordHistory(sql: Sql, identifier: string) {
+  const row = await loadRecord(sql, identifier);
+  const versions = await loadVersions(sql, row.id);
+  return {
+    id: row.id,
+    slug: row.slug,
+    status: row.status,
+    content_version: row.content_version,
+    versions: versions.map((v) => approvalOf(v)!),
+    pending_revision: row.revision_staged_at ? { staged_at: row.revision_staged_at } : null,
+    deprecation: row.deprecated_at ? { deprecated_at: row.deprecated_at, reason: row.deprecation_reason, superseded_by: row.successor } : null,
+  };
+}
+
+export interface FieldChange {
+  field: string;
+  before: unknown;
+  after: unknown;
+  /** Words removed as `[-…-]` and added as `{+…+}`, or one `- item` / `+ item` line per list item. */
+  diff: string;
+}
+
+function describe(before: unknown, after: unknown): string {
+  if ((typeof before === 'string' || before === undefined) && (typeof after === 'string' || after === undefined)) {
+    return diffWords(before ?? '', after ?? '')
+      .map((part) => (part.added ? `{+${part.value}+}` : part.removed ? `[-${part.value}-]` : part.value))
+      .join('');
+  }
+  const items = (value: unknown) => (Array.isArray(value) ? value : value === undefined ? [] : [value]).map((item) => (typeof item === 'string' ? item : JSON.stringify(item)));
+  return diffArrays(items(before), items(after))
+    .flatMap((part) => (part.added || part.removed ? part.value.map((item) => `${part.added ? '+' : '-'} ${item}`) : []))
+    .join('\n');
+}
+
+/** Field-by-field changes from one text to another (fields in the order the newer text gives them). */
+export function diffTexts(before: Record<string, unknown>, after: Record<string, unknown>): FieldChange[] {
+  const fields = [...new Set([...Object.keys(after), ...Object.keys(before)])].filter((f) => f !== 'id' && f !== 'status');
+  return fields
+    .filter((f) => JSON.stringify(before[f]) !== JSON.stringify(after[f]))
+    .map((field) => ({ field, before: before[field], after: after[field], diff: describe(before[field], after[field]) }));
+}
+
+type VersionRef = number | 'pending';
+
+/**
+ * Changes between two versions of a record (numbers, or `pending` for the revision
+ * waiting for review). Without both: the served version against the pending
+ * revision if there is one, else the last two approved versions.
+ */
+export async function diffRecord(sql: Sql, identifier: string, from?: VersionRef, to?: VersionRef) {
+  const row = await loadRecord(sql, identifier);
+  const versions = await loadVersions(sql, row.id);
+  const latest = versions.at(-1)?.content_version;
+  if (from === undefined && !row.revision && versions.length < 2) {
+    throw new NotFoundError(`${row.slug} has one approved version and no revision waiting; there is nothing to compare yet.`);
+  }
+  const a = from ?? (row.revision ? row.content_version : (latest ?? 1) - 1);
+  const b = to ?? (row.revision ? 'pending' : (latest ?? 1));
+  const text = (ref: VersionRef): Record<string, unknown> => {
+    if (ref === 'pending') {
+      if (!row.revision) throw new NotFoundError(`${row.slug} has no revision waiting for review.`);
+      return JSON.parse(row.revision) as Record<string, unknown>;
+    }
+    const version = versions.find((v) => v.content_version === ref);
+    if (version) return textOf(version.snapshot);
+    if (ref === row.content_version) return row.file ? (JSON.parse(row.file) as Record<string, unknown>) : textOf(row.snapshot_fallback);
+    throw new NotFoundError(`${row.slug} has no version ${ref} to compare (approved versions: ${versions.map((v) => v.content_version).join(', ') || 'none'}).`);
+  };
+  return { slug: row.slug, from: a, to: b, changes: diffTexts(text(a), text(b)) };
+}

@@ -1,0 +1,217 @@
+/**
+ * The owner's analytics over a real store: search events and feedback written with
+ * known timestamps (some just outside the window, some on its day boundaries), and
+ * the report's exact counts, zero-filled days, shares, coverage gaps and feedback
+ * per record; and the retention purge, which deletes only rows past the window.
+ * The same suite runs on PGlite (the local runtime) and through the Data API
+ * adapter against its PGlite-backed stand-in (the AWS runtime's statements).
+ */
+import { randomUUID } from 'node:crypto';
+import { RDSDataClient } from '@aws-sdk/client-rds-data';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyticsReport, purgeSearchEvents } from '../../lambdas/analytics/search-analytics.ts';
+import type { Sql } from '../../lambdas/ports/sql.ts';
+import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
+import { migrate } from '../../lambdas/storage/migrations.ts';
+import { importRecords } from '../../lambdas/records/record-import.ts';
+import { readRecordFiles } from '../../lambdas/records/record-files.ts';
+import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
+import { memoryStore } from '../support/store.ts';
+import { startDataApiFixture } from '../support/data-api-fixture.ts';
+
+interface Store {
+  sql: Sql;
+  close(): Promise<void>;
+}
+
+async function pgliteStore(): Promise<Store> {
+  const { sql } = await memoryStore();
+  return { sql, close: () => sql.close() };
+}
+
+/** Only the two records the feedback names: every statement of an import is a request here. */
+async function dataApiStore(): Promise<Store> {
+  const fixture = await startDataApiFixture();
+  const client = new RDSDataClient({ endpoint: fixture.endpoint, region: 'us-east-1', credentials: { accessKeyId: 't', secretAccessKey: 't' }, maxAttempts: 1 });
+  const arns = { resourceArn: 'arn:aws:rds:us-east-1:123456789012:cluster:c', secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:s' };
+  const sql = new DataApiSql({ client, ...arns, database: 'chatctx' });
+  await migrate(sql);
+  const records = (await readRecordFiles(STARTER_CORPUS_DIR)).filter((r) => r.slug === KEYS || r.slug === PAGINATION);
+  await importRecords(sql, records, { approve: true });
+  return {
+    sql,
+    close: async () => {
+      client.destroy();
+      await fixture.close();
+    },
+  };
+}
+
+let store: Store;
+const NOW = new Date('2026-03-10T15:00:00.000Z');
+const HASH = 'query-hash-that-must-never-be-shown';
+const KEYS = 'use-stable-keys-for-dynamic-react-lists';
+const PAGINATION = 'use-keyset-pagination-instead-of-large-offset';
+
+interface EventSpec {
+  mode: 'hybrid' | 'keyword_fallback' | 'no_match';
+  technologies?: string[];
+  topics?: string[];
+  degraded?: boolean;
+}
+
+async function searchEvent(at: string, e: EventSpec): Promise<void> {
+  await store.sql.query(
+    `INSERT INTO search_events (query_hash, topics, technologies, mode, result_count, degraded, created_at)
+     VALUES ($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), ARRAY(SELECT jsonb_array_elements_text($3::jsonb)), $4, $5, $6, $7::timestamptz)`,
+    [HASH, JSON.stringify(e.topics ?? []), JSON.stringify(e.technologies ?? []), e.mode, e.mode === 'no_match' ? 0 : 2, e.degraded ?? false, at],
+  );
+}
+
+async function feedback(at: string, category: string, ref: string | null): Promise<void> {
+  await store.sql.query(
+    `INSERT INTO feedback (id, category, record_ref, source, comment, created_at) VALUES ($1::uuid, $2, $3, 'agent', NULL, $4::timestamptz)`,
+    [randomUUID(), category, ref, at],
+  );
+}
+
+async function idOf(slug: string): Promise<string> {
+  const [row] = await store.sql.query<{ id: string }>('SELECT id::text AS id FROM records WHERE slug = $1', [slug]);
+  return row!.id;
+}
+
+async function writeTraces(): Promise<void> {
+  await searchEvent('2025-11-01T00:00:00.000Z', { mode: 'no_match', technologies: ['Elixir'] }); // long gone
+  await searchEvent('2026-03-03T23:59:59.999Z', { mode: 'no_match', technologies: ['Elixir'] }); // just before the window
+  await searchEvent('2026-03-04T00:00:00.000Z', { mode: 'hybrid', technologies: ['React'] }); // first moment of the window
+  await searchEvent('2026-03-04T12:00:00.000Z', { mode: 'keyword_fallback', topics: ['performance'], degraded: true });
+  await searchEvent('2026-03-06T08:00:00.000Z', { mode: 'no_match', technologies: ['Elixir'], topics: ['data'] });
+  await searchEvent('2026-03-06T09:00:00.000Z', { mode: 'no_match', technologies: ['elixir', 'Phoenix'] });
+  await searchEvent('2026-03-06T10:00:00.000Z', { mode: 'hybrid', technologies: ['Elixir'] });
+  await searchEvent('2026-03-08T20:00:00.000Z', { mode: 'no_match', technologies: ['Ash'], topics: ['data'] });
+  await searchEvent('2026-03-10T23:59:59.999Z', { mode: 'hybrid' }); // last moment of today
+  await searchEvent('2026-03-11T00:00:00.000Z', { mode: 'hybrid' }); // tomorrow
+
+  await feedback('2026-03-02T10:00:00.000Z', 'helpful', KEYS); // before the window
+  await feedback('2026-03-04T00:00:00.000Z', 'helpful', KEYS);
+  await feedback('2026-03-05T10:00:00.000Z', 'helpful', KEYS);
+  await feedback('2026-03-05T11:00:00.000Z', 'outdated', await idOf(KEYS));
+  await feedback('2026-03-07T11:00:00.000Z', 'incorrect', await idOf(PAGINATION));
+  await feedback('2026-03-09T11:00:00.000Z', 'missing', 'no-such-record');
+  await feedback('2026-03-10T11:00:00.000Z', 'other', null);
+}
+
+describe.each([
+  ['PGlite', pgliteStore],
+  ['the RDS Data API', dataApiStore],
+])('on %s', (_name, open) => {
+  beforeAll(async () => {
+    store = await open();
+    await writeTraces();
+  }, 120_000);
+
+  afterAll(async () => {
+    await store?.close();
+  });
+
+  describe('analyticsReport', () => {
+    it('counts searches per UTC day and mode, every day of the window zero-filled, oldest first', async () => {
+      const report = await analyticsReport(store.sql, { days: 7, now: NOW });
+      expect(report.days).toBe(7);
+      expect(report.since).toBe('2026-03-04T00:00:00.000Z');
+      expect(report.searches).toBe(7);
+      const zero = { searches: 0, hybrid: 0, keyword_fallback: 0, no_match: 0, degraded: 0 };
+      expect(report.per_day).toEqual([
+        { day: '2026-03-04', searches: 2, hybrid: 1, keyword_fallback: 1, no_match: 0, degraded: 1 },
+        { day: '2026-03-05', ...zero },
+        { day: '2026-03-06', searches: 3, hybrid: 1, keyword_fallback: 0, no_match: 2, degraded: 0 },
+        { day: '2026-03-07', ...zero },
+        { day: '2026-03-08', searches: 1, hybrid: 0, keyword_fallback: 0, no_match: 1, degraded: 0 },
+        { day: '2026-03-09', ...zero },
+        { day: '2026-03-10', searches: 1, hybrid: 1, keyword_fallback: 0, no_match: 0, degraded: 0 },
+      ]);
+      expect(report.modes).toEqual({
+        hybrid: { count: 3, share: 0.429 },
+        keyword_fallback: { count: 1, share: 0.143 },
+        no_match: { count: 3, share: 0.429 },
+      });
+      expect(report.degraded_rate).toBe(0.143);
+    });
+
+    it('names the technologies and topics asked about without a match, case-insensitively, worst first', async () => {
+      const report = await analyticsReport(store.sql, { days: 7, now: NOW });
+      expect(report.coverage_gaps).toEqual({
+        technologies: [
+          { name: 'Elixir', no_match: 2, searches: 3 },
+          { name: 'Ash', no_match: 1, searches: 1 },
+          { name: 'Phoenix', no_match: 1, searches: 1 },
+        ],
+        topics: [{ name: 'data', no_match: 2, searches: 2 }],
+      });
+    });
+
+    it('counts feedback per category (every category) and per record, resolving ids to slugs', async () => {
+      const report = await analyticsReport(store.sql, { days: 7, now: NOW });
+      const none = { helpful: 0, not_helpful: 0, incorrect: 0, outdated: 0, missing: 0, other: 0 };
+      expect(report.feedback).toEqual({
+        total: 6,
+        by_category: { ...none, helpful: 2, outdated: 1, incorrect: 1, missing: 1, other: 1 },
+        by_record: [
+          { record: KEYS, title: expect.stringMatching(/key/i), counts: { ...none, helpful: 2, outdated: 1 }, total: 3 },
+          { record: 'no-such-record', title: null, counts: { ...none, missing: 1 }, total: 1 },
+          { record: PAGINATION, title: expect.stringMatching(/pagination/i), counts: { ...none, incorrect: 1 }, total: 1 },
+        ],
+      });
+    });
+
+    it('never shows the query hash', async () => {
+      const report = await analyticsReport(store.sql, { days: 3650, now: NOW });
+      expect(report.searches).toBe(9);
+      expect(JSON.stringify(report)).not.toContain(HASH);
+    });
+
+    it('reports an empty window as zeros, not as missing numbers', async () => {
+      const report = await analyticsReport(store.sql, { days: 2, now: new Date('2030-01-01T00:00:00.000Z') });
+      expect(report).toEqual({
+        days: 2,
+        since: '2029-12-31T00:00:00.000Z',
+        searches: 0,
+        per_day: ['2029-12-31', '2030-01-01'].map((day) => ({ day, searches: 0, hybrid: 0, keyword_fallback: 0, no_match: 0, degraded: 0 })),
+        modes: { hybrid: { count: 0, share: 0 }, keyword_fallback: { count: 0, share: 0 }, no_match: { count: 0, share: 0 } },
+        degraded_rate: 0,
+        coverage_gaps: { technologies: [], topics: [] },
+        feedback: { total: 0, by_category: { helpful: 0, not_helpful: 0, incorrect: 0, outdated: 0, missing: 0, other: 0 }, by_record: [] },
+      });
+    });
+
+    it('shows the ten worst gaps and the twenty records with the most feedback', async () => {
+      const day = '2031-05-05T12:00:00.000Z';
+      const names = Array.from({ length: 12 }, (_, i) => `tech-${String(i).padStart(2, '0')}`);
+      await searchEvent(day, { mode: 'no_match', technologies: names });
+      await searchEvent(day, { mode: 'no_match', technologies: ['tech-11'] });
+      for (let i = 0; i < 22; i++) await feedback(day, 'helpful', `ref-${String(i).padStart(2, '0')}`);
+      await feedback(day, 'not_helpful', 'ref-21');
+      const report = await analyticsReport(store.sql, { days: 1, now: new Date(day) });
+      expect(report.coverage_gaps.technologies.map((g) => g.name)).toEqual(['tech-11', ...names.slice(0, 9)]);
+      expect(report.feedback.by_record.map((r) => r.record)).toEqual(['ref-21', ...Array.from({ length: 19 }, (_, i) => `ref-${String(i).padStart(2, '0')}`)]);
+      expect(report.feedback.total).toBe(23);
+    });
+  });
+
+  describe('purgeSearchEvents', () => {
+    it('deletes only the events older than the retention window, and says how many', async () => {
+      const count = async () => (await store.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM search_events'))[0]!.n;
+      const cutoff = '2025-12-10T15:00:00.000Z'; // 90 days before NOW
+      await searchEvent(cutoff, { mode: 'hybrid' });
+      await searchEvent('2025-12-10T14:59:59.999Z', { mode: 'hybrid' });
+      const before = await count();
+      expect(await purgeSearchEvents(store.sql, 90, NOW)).toBe(2);
+      expect(await count()).toBe(before - 2);
+      const [oldest] = await store.sql.query<{ at: string }>('SELECT min(created_at) AS at FROM search_events');
+      expect(oldest!.at).toBe(cutoff);
+      expect(await purgeSearchEvents(store.sql, 90, NOW)).toBe(0);
+      const report = await analyticsReport(store.sql, { days: 7, now: NOW });
+      expect(report.searches).toBe(7);
+    });
+  });
+});
