@@ -18,7 +18,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { createEmbedder } from '../lambdas/embeddings/embedder-factory.ts';
 import type { EmbedProgress } from '../lambdas/embeddings/record-embeddings.ts';
 import type { RecordSummary } from '../lambdas/records/record-review.ts';
-import { gateLines, overrideArg, registerReviewCommands, reviewerName, type Override } from './review-commands.ts';
+import { gateLines, overrideArg, recordVersionArgs, registerReviewCommands, reviewerName, type Override } from './review-commands.ts';
 import type { FeedbackRow } from '../lambdas/feedback/feedback-repository.ts';
 import type { ApiKeyInfo, CreatedApiKey } from '../lambdas/auth/key-repository.ts';
 
@@ -383,4 +383,4 @@ function fail(error: unknown): never {
   process.exit(1);
 }
 
-program.parseAsync(process.argv).catch(fail);
+program.parseAsync(recordVersionArgs(process.argv)).catch(fail);

@@ -153,9 +153,9 @@ function registerReading(records: Command, { admin, print }: CliTools): void {
     .command('show')
     .description('a record as served (or an approved version), with who approved it, its gate report and overrides')
     .argument('<slug>', 'slug or id')
-    .option('--version <n>', 'an approved content_version', (v) => versionRef(v) as number)
-    .action(async (id: string, opts: { version?: number }) => {
-      const shown = await admin<Shown>({ op: 'records.show', id, version: opts.version });
+    .option('--record-version <n>', 'an approved content_version (`--version N` works here too)', (v) => versionRef(v) as number)
+    .action(async (id: string, opts: { recordVersion?: number }) => {
+      const shown = await admin<Shown>({ op: 'records.show', id, version: opts.recordVersion });
       print(showLines(shown).join('\n'), shown);
     });
 
@@ -223,6 +223,17 @@ function registerPolicy(program: Command, { admin, print }: CliTools): void {
     .argument('<kind>', 'authoritative, blocked or technology')
     .argument('<value>')
     .action((kind: string, value: string) => change(kind as 'technology', value, undefined, true));
+}
+
+/**
+ * `records show SLUG --version N` asks for a version of the record, but the root
+ * command owns `--version` (it prints the CLI's) wherever it appears; so after
+ * `records show` it is read as `--record-version`.
+ */
+export function recordVersionArgs(argv: readonly string[]): string[] {
+  const records = argv.indexOf('records');
+  if (records < 0 || argv[records + 1] !== 'show') return [...argv];
+  return argv.map((arg, i) => (i > records + 1 && arg === '--version' ? '--record-version' : arg.startsWith('--version=') && i > records + 1 ? arg.replace('--version=', '--record-version=') : arg));
 }
 
 export function registerReviewCommands(program: Command, records: Command, tools: CliTools): void {

@@ -9,6 +9,8 @@
  * AWS SDK supports it: AWS_ENDPOINT_URL_<SERVICE> variables.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { mockClient } from 'aws-sdk-client-mock';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -25,9 +27,11 @@ import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 import { KeyRepository } from '../../lambdas/auth/key-repository.ts';
 import { SETTINGS, readSetting } from '../../lambdas/config/settings.ts';
+import { runRemoteAdmin } from '../../lambdas/aws/remote-admin.ts';
+import { reviewedRecord } from '../support/records.ts';
 
 const PEPPER_HEX = 'ab'.repeat(32);
-const FUNCTIONS = { search_knowledge: 'fn-search', get_guidance: 'fn-guidance', submit_feedback: 'fn-feedback' } as const;
+const FUNCTIONS = { search_knowledge: 'fn-search', get_guidance: 'fn-guidance', submit_feedback: 'fn-feedback', admin: 'fn-admin' } as const;
 const GUEST_LIMIT = 5;
 
 let fixture: Awaited<ReturnType<typeof startDataApiFixture>>;
@@ -143,6 +147,8 @@ beforeAll(async () => {
     [FUNCTIONS.search_knowledge]: (await import('../../lambdas/handlers/search-knowledge.ts')).handler,
     [FUNCTIONS.get_guidance]: (await import('../../lambdas/handlers/get-guidance.ts')).handler,
     [FUNCTIONS.submit_feedback]: (await import('../../lambdas/handlers/submit-feedback.ts')).handler,
+    // What `chatctx --remote fn-admin …` invokes.
+    [FUNCTIONS.admin]: (await import('../../lambdas/handlers/admin.ts')).handler,
   } as Record<string, (event: unknown, context: Context) => Promise<unknown>>;
   lambda.on(InvokeCommand).callsFake(async (input: { FunctionName: string; Payload: Uint8Array }) => {
     invocations.push(input.FunctionName);
@@ -240,3 +246,59 @@ describe('AWS handlers', () => {
     expect(await res.text()).toBe(': connected\nretry: 30000\n\n');
   });
 });
+
+describe('owner review through chatctx --remote (the admin Lambda)', () => {
+  const remote = async (command: Record<string, unknown>) =>
+    runRemoteAdmin(FUNCTIONS.admin, command as never, new LambdaClient({ region: 'us-east-1' })) as Promise<any>;
+  const slug = 'derive-values-during-render-instead-of-syncing-react-state';
+  const starterFile = async () => JSON.parse(await readFile(join(STARTER_CORPUS_DIR, `${slug}.json`), 'utf8'));
+  const served = async () => {
+    const client = await connect(apiKey);
+    const full = await client.callTool({ name: 'get_guidance', arguments: { ids: [slug] } });
+    await client.close();
+    return full.structuredContent as any;
+  };
+
+  it('runs the gates, refuses a failed one, and stores an override with its reviewer', async () => {
+    const broken = reviewedRecord('remote-bad-range', { applies_to: [{ kind: 'database', name: 'PostgreSQL', version_constraint: 'not a semver range!!' }] });
+    const [report] = await remote({ op: 'records.gates', records: [broken] });
+    expect(report.gates.find((g: any) => g.code === 'version_scope')).toMatchObject({ verdict: 'fail', message: expect.stringMatching(/is not a semver range/) });
+    await expect(remote({ op: 'records.import', records: [broken], approve: true, reviewer: 'remote owner' })).rejects.toMatchObject({
+      code: 'validation_error',
+      details: { problems: [expect.objectContaining({ where: 'remote-bad-range' })] },
+    });
+    const old = reviewedRecord('remote-old-review', { reviewed_at: '2009-01-01' });
+    const reason = 'Re-read the sources today; nothing changed since.';
+    await remote({ op: 'records.import', records: [old], approve: true, reviewer: 'remote owner', overrides: [{ gate: 'freshness', reason }] });
+    const shown = await remote({ op: 'records.show', id: 'remote-old-review' });
+    expect(shown.approval).toMatchObject({ approved_by: 'remote owner', overrides: [{ gate: 'freshness', reason }] });
+    expect(await remote({ op: 'records.stale' })).toContainEqual(expect.objectContaining({ slug: 'remote-old-review', verdict: 'fail' }));
+  });
+
+  it('stages a revision agents do not see until it is approved, with history and diff', async () => {
+    const before = (await served()).results[0];
+    const revised = { ...(await starterFile()), recommendation: 'Compute values from props and state while rendering; keep no copy of them in state.' };
+    expect(await remote({ op: 'records.import', records: [revised], reviewer: 'remote owner' })).toMatchObject({ staged: 1 });
+    expect((await served()).results[0]).toEqual(before);
+    expect((await remote({ op: 'records.diff', id: slug })).changes.map((c: any) => c.field)).toEqual(['recommendation']);
+    await remote({ op: 'records.approve', ids: [slug], reviewer: 'remote owner' });
+    expect((await served()).results[0]).toMatchObject({ content_version: before.content_version + 1, recommendation: revised.recommendation });
+    const history = await remote({ op: 'records.history', id: slug });
+    expect(history.versions.map((v: any) => v.content_version)).toEqual([1, 2]);
+    expect((await remote({ op: 'records.diff', id: slug, from: 1, to: 2 })).changes[0].diff).toContain('{+Compute');
+  });
+
+  it('deprecates with a successor that get_guidance names, and reports analytics', async () => {
+    await remote({ op: 'records.deprecate', ids: ['remote-old-review'], superseded_by: slug, reason: 'folded into another record' });
+    const client = await connect(apiKey);
+    const full = await client.callTool({ name: 'get_guidance', arguments: { ids: ['remote-old-review'] } });
+    await client.close();
+    expect(full.structuredContent).toEqual({ results: [], missing: ['remote-old-review'], superseded_by: { 'remote-old-review': slug } });
+    const report = await remote({ op: 'analytics.report', days: 7 });
+    expect(report.searches).toBeGreaterThanOrEqual(1);
+    expect(report.feedback.by_category.helpful).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(report)).not.toMatch(/query_hash/);
+    expect(await remote({ op: 'policy.change', kind: 'technology', value: 'Elixir' })).toMatchObject({ added: [expect.objectContaining({ value: 'Elixir' })] });
+  });
+});
+
