@@ -1,6 +1,8 @@
 /**
- * Owner operations: issue, list and revoke API keys, set a key's daily quota,
- * import, review and embed guidance records, read feedback. One validated command
+ * Owner operations: issue, list and revoke API keys, set a key's daily quota;
+ * import guidance records, judge them with the quality gates, approve (with
+ * reviewer and overrides), deprecate, read their versions, history and diffs,
+ * extend the source policy, embed them; read feedback and analytics. One validated command
  * in, one JSON result out, so the same operations run from the CLI directly,
  * through the local admin endpoint, and (on AWS) inside the IAM-only admin Lambda.
  * How results and errors travel is `admin-envelope.ts`.

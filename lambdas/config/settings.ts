@@ -245,7 +245,7 @@ export const SETTINGS = {
     min: 1,
     max: 3650,
     default: 90,
-    description: 'days search events are kept; older ones are deleted by `chatctx analytics` and, locally, at server start and daily',
+    description: 'days search events are kept; older ones are deleted by `chatctx analytics`, by the local server at start and daily, and on AWS by the search function at most daily while it serves',
   }),
   freshnessWarnMonths: integer({
     env: 'CHATCTX_FRESHNESS_WARN_MONTHS',

@@ -3,13 +3,19 @@
  * for query hashes and cache keys, and Bedrock for query embeddings. Bedrock
  * failures and timeouts degrade to keyword search inside the core, never to an error.
  * A warm function keeps answers and records per corpus generation (one read of the
- * generation per call tells it when they are stale).
+ * generation per call tells it when they are stale). Search events past their
+ * retention are deleted by the same function, at most once a day per warm instance.
  */
 import { searchKnowledgeTool } from '../tools/search-knowledge-tool.ts';
 import { toolLambda } from '../aws/tool-lambda.ts';
 import { dataApiSql, lambdaEmbedder, pepperSecrets } from '../aws/aws-adapters.ts';
 import { SearchCache } from '../retrieval/search-cache.ts';
+import { DirectSearchEvents } from '../retrieval/search-events.ts';
+import { readSetting } from '../config/settings.ts';
 
-export const handler = toolLambda('chatctx-search-knowledge', (env, logger) =>
-  searchKnowledgeTool({ sql: dataApiSql(env), secrets: pepperSecrets(env), embedder: lambdaEmbedder(env), logger, cache: new SearchCache() }),
-);
+export const handler = toolLambda('chatctx-search-knowledge', (env, logger) => {
+  const sql = dataApiSql(env);
+  // One writer per warm function, so retention runs at most daily while searches do.
+  const events = new DirectSearchEvents(sql, logger, readSetting(env, 'searchEventRetentionDays'));
+  return searchKnowledgeTool({ sql, secrets: pepperSecrets(env), embedder: lambdaEmbedder(env), logger, cache: new SearchCache(), events });
+});

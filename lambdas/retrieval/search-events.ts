@@ -12,6 +12,7 @@
 import type { Sql } from '../ports/sql.ts';
 import type { Logger } from '../ports/logger.ts';
 import { errorKind } from '../observability/logger.ts';
+import { purgeSearchEvents } from '../analytics/search-analytics.ts';
 
 export interface SearchEvent {
   readonly query_hash: string;
@@ -41,10 +42,21 @@ async function writeSearchEvents(sql: Sql, events: readonly SearchEvent[]): Prom
   );
 }
 
+/** How often a long-lived writer deletes events past their retention. */
+const PURGE_EVERY_MS = 24 * 3600 * 1000;
+
 export class DirectSearchEvents implements SearchEventSink {
+  private lastPurge = 0;
+
+  /**
+   * With `retentionDays`, a writer that lives across searches (a warm Lambda) also
+   * deletes events older than that, at most once a day: retention then needs no
+   * scheduler that would wake an idle database, because it only runs while searches do.
+   */
   constructor(
     private readonly sql: Sql,
     private readonly logger: Logger,
+    private readonly retentionDays?: number,
   ) {}
 
   async record(event: SearchEvent): Promise<void> {
@@ -53,6 +65,15 @@ export class DirectSearchEvents implements SearchEventSink {
     } catch (error) {
       // Analytics are not worth an agent's answer: the search stands, and the loss is counted.
       this.logger.warn('search_event_failed', { error: errorKind(error), events: 1 });
+    }
+    if (this.retentionDays !== undefined && Date.now() - this.lastPurge >= PURGE_EVERY_MS) {
+      this.lastPurge = Date.now();
+      try {
+        const purged = await purgeSearchEvents(this.sql, this.retentionDays);
+        if (purged > 0) this.logger.info('search_events_purged', { purged, retention_days: this.retentionDays });
+      } catch (error) {
+        this.logger.warn('search_event_purge_failed', { error: errorKind(error) });
+      }
     }
   }
 }

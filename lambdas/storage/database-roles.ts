@@ -10,11 +10,16 @@ import type { Sql } from '../ports/sql.ts';
 import type { RoleCredentials } from '../ports/secrets.ts';
 
 export const ROLE_GRANTS = {
-  /** search_knowledge: read guidance and retrieval tables, write analytics and the query-embedding cache. */
+  /**
+   * search_knowledge: read guidance and retrieval tables, write analytics and the
+   * query-embedding cache, and delete analytics past their retention (by age only:
+   * it may read no column of search_events but the time).
+   */
   chatctx_search: [
     'GRANT SELECT ON records, record_applies_to, record_sources, record_terms, term_stats, corpus_stats, record_passages TO chatctx_search',
     'GRANT SELECT, INSERT, UPDATE ON embedding_cache TO chatctx_search',
     'GRANT INSERT ON search_events TO chatctx_search',
+    'GRANT SELECT (created_at), DELETE ON search_events TO chatctx_search',
     'GRANT USAGE ON SEQUENCE search_events_id_seq TO chatctx_search',
   ],
   /** get_guidance: read approved records and their children. */

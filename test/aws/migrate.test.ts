@@ -67,6 +67,10 @@ describe('migrate', () => {
     // search_knowledge: reads guidance, writes analytics and the cache; no keys, no feedback.
     expect(await can('chatctx_search', 'records', 'SELECT')).toBe(true);
     expect(await can('chatctx_search', 'search_events', 'INSERT')).toBe(true);
+    // …and deletes events past their retention, reading no column but their time.
+    expect(await can('chatctx_search', 'search_events', 'DELETE')).toBe(true);
+    expect(await canColumn('chatctx_search', 'search_events', 'created_at', 'SELECT')).toBe(true);
+    expect(await canColumn('chatctx_search', 'search_events', 'query_hash', 'SELECT')).toBe(false);
     expect(await can('chatctx_search', 'embedding_cache', 'INSERT')).toBe(true);
     expect(await can('chatctx_search', 'records', 'UPDATE')).toBe(false);
     expect(await can('chatctx_search', 'api_keys', 'SELECT')).toBe(false);

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyticsReport, purgeSearchEvents } from '../../lambdas/analytics/search-analytics.ts';
+import { DirectSearchEvents } from '../../lambdas/retrieval/search-events.ts';
 import type { Sql } from '../../lambdas/ports/sql.ts';
 import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
 import { migrate } from '../../lambdas/storage/migrations.ts';
@@ -213,5 +214,25 @@ describe.each([
       const report = await analyticsReport(store.sql, { days: 7, now: NOW });
       expect(report.searches).toBe(7);
     });
+  });
+});
+
+describe('retention on AWS: the search function\'s event writer', () => {
+  it('deletes events past the retention with its first write, then not again within the day', async () => {
+    const { sql, logger, logs } = await memoryStore({ starterCorpus: false });
+    const old = new Date(Date.now() - 200 * 86_400_000).toISOString();
+    const insertOld = () =>
+      sql.query("INSERT INTO search_events (query_hash, mode, result_count, degraded, created_at) VALUES ('h', 'hybrid', 1, false, $1::timestamptz)", [old]);
+    await insertOld();
+    const writer = new DirectSearchEvents(sql, logger, 90);
+    const event = { query_hash: 'q', topics: [], technologies: [], mode: 'no_match', result_count: 0, degraded: false };
+    await writer.record(event);
+    const count = async () => (await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM search_events'))[0]!.n;
+    expect(await count()).toBe(1); // the old event went, the new one stays
+    expect(logs.some((line) => /"event":"search_events_purged".*"purged":1/.test(line))).toBe(true);
+    await insertOld();
+    await writer.record(event);
+    expect(await count()).toBe(3); // within the day: no second purge
+    await sql.close();
   });
 });
