@@ -187,6 +187,7 @@ async function applyChunk(tx: Sql, plans: readonly Plan[], options: ImportOption
   if (rewrites.length > 0) await rewriteRecords(tx, rewrites);
   await setStatuses(tx, of('status').map((p) => ({ id: p.id, status: p.status, reviewed_at: p.record.reviewed_at ?? null })));
   await stageRevisions(tx, of('stage'));
+  if (options.approve) await refreshReviews(tx, [...of('keep'), ...of('status')]);
   await writeChildren(tx, [...inserts, ...rewrites]);
   const changed = plans.filter((p) => p.action !== 'keep' && p.action !== 'stage');
   const approved = changed.filter((p) => p.status === 'approved');
@@ -237,6 +238,22 @@ async function rewriteRecords(tx: Sql, rewrites: readonly Plan[]): Promise<void>
   for (const table of ['record_passages', 'record_applies_to', 'record_sources']) {
     await tx.query(`DELETE FROM ${table} WHERE record_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)`, ids);
   }
+}
+
+/**
+ * A re-review of unchanged text: the owner checked the record against its sources
+ * again and imports it with a later `reviewed_at` and `--approve`. The text (and so
+ * content_version and updated_at) stays; the review date and the stored file move on.
+ */
+async function refreshReviews(tx: Sql, plans: readonly Plan[]): Promise<void> {
+  const reviewed = plans.filter((p) => p.record.reviewed_at !== undefined);
+  if (reviewed.length === 0) return;
+  await tx.query(
+    `UPDATE records r SET reviewed_at = x.reviewed_at, file = x.file
+       FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, reviewed_at date, file text)
+      WHERE r.id = x.id AND (r.reviewed_at IS NULL OR r.reviewed_at < x.reviewed_at)`,
+    [JSON.stringify(reviewed.map((p) => ({ id: p.id, reviewed_at: p.record.reviewed_at, file: JSON.stringify(p.record) })))],
+  );
 }
 
 /** Keeps changed texts of approved records as their pending revision, replacing an older one. */

@@ -150,6 +150,13 @@ describe('the seven quality gates, through the CLI', () => {
     // Due for review, and says so.
     const stale = (await json('records', 'stale')).body as { slug: string; verdict: string }[];
     expect(stale).toContainEqual(expect.objectContaining({ slug: 'old-but-still-true', verdict: 'fail' }));
+
+    // Re-reviewed: the same text with today's reviewed_at. No new version, no longer due.
+    const today = new Date().toISOString().slice(0, 10);
+    const rereviewed = await file('rereviewed.json', { ...reviewedRecord('old-but-still-true'), reviewed_at: today });
+    expect((await json('records', 'import', rereviewed, '--approve')).body).toMatchObject({ unchanged: 1 });
+    expect(((await json('records', 'stale')).body as { slug: string }[]).map((r) => r.slug)).not.toContain('old-but-still-true');
+    expect((await json('records', 'show', 'old-but-still-true')).body).toMatchObject({ content_version: 1, reviewed_at: today });
   });
 
   it('lets the owner extend the policy: a blocked host fails, an added technology is known', async () => {
