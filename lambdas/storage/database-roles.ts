@@ -24,8 +24,8 @@ export const ROLE_GRANTS = {
   ],
   /** get_guidance: read approved records and their children. */
   chatctx_reader: ['GRANT SELECT ON records, record_applies_to, record_sources TO chatctx_reader'],
-  /** submit_feedback: insert feedback, nothing else. */
-  chatctx_feedback: ['GRANT INSERT ON feedback TO chatctx_feedback'],
+  /** submit_feedback: insert feedback, and check that the record it names is approved (three columns, no text). */
+  chatctx_feedback: ['GRANT INSERT ON feedback TO chatctx_feedback', 'GRANT SELECT (id, slug, status) ON records TO chatctx_feedback'],
   /** MCP gateway: look up a key by its hash and stamp its last use (to the hour, only when the hour changed). */
   chatctx_gateway: [
     'GRANT SELECT (id, key_hash, daily_quota, revoked_at, last_used_at) ON api_keys TO chatctx_gateway',

@@ -33,10 +33,26 @@ export function toolErrorCode(error: unknown): ToolErrorCode {
 }
 
 /** Parses tool arguments, turning zod issues into a stable `validation_error`. */
+/** The fixed values an issue allows, also inside a union (`topic` is one value or a list of them). */
+function allowedValues(issue: z.core.$ZodIssue): string[] {
+  if (issue.code === 'invalid_value') return issue.values.map(String);
+  if (issue.code === 'invalid_union') return [...new Set(issue.errors.flat().flatMap(allowedValues))];
+  return [];
+}
+
 export function parseArguments<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
   const parsed = schema.safeParse(args ?? {});
   if (parsed.success) return parsed.data;
   throw new ValidationError('Invalid arguments. See details.issues for each problem.', {
-    issues: parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), code: issue.code, message: issue.message })),
+    issues: parsed.error.issues.map((issue) => {
+      // A value outside a fixed set (topic, task_type, category…) lists the allowed ones, so the caller can fix it.
+      const allowed = allowedValues(issue);
+      return {
+        path: issue.path.join('.'),
+        code: issue.code,
+        message: allowed.length > 0 && issue.code === 'invalid_union' ? `Invalid option: expected one of ${allowed.join(', ')}, or a list of them` : issue.message,
+        ...(allowed.length > 0 ? { allowed } : {}),
+      };
+    }),
   });
 }

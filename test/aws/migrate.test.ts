@@ -83,6 +83,9 @@ describe('migrate', () => {
     expect(await can('chatctx_feedback', 'feedback', 'INSERT')).toBe(true);
     expect(await can('chatctx_feedback', 'feedback', 'SELECT')).toBe(false);
     expect(await can('chatctx_feedback', 'records', 'SELECT')).toBe(false);
+    // …except what it takes to check that a named record is approved.
+    expect(await canColumn('chatctx_feedback', 'records', 'slug', 'SELECT')).toBe(true);
+    expect(await canColumn('chatctx_feedback', 'records', 'recommendation', 'SELECT')).toBe(false);
     // gateway: look keys up by hash, stamp last use; never rename, re-quota or read other tables.
     expect(await canColumn('chatctx_gateway', 'api_keys', 'key_hash', 'SELECT')).toBe(true);
     expect(await canColumn('chatctx_gateway', 'api_keys', 'last_used_at', 'UPDATE')).toBe(true);

@@ -75,7 +75,7 @@ const cases: Case[] = [
   ['known category', 'submit_feedback', { category: 'helpful' }],
   ['unknown category', 'submit_feedback', { category: 'angry' }, 'category'],
   ['missing category', 'submit_feedback', {}, 'category'],
-  ['record of 120 chars', 'submit_feedback', { category: 'missing', record: 'r'.repeat(120) }],
+  ['record of 120 chars (a valid length, but no such record)', 'submit_feedback', { category: 'missing', record: 'r'.repeat(120) }, 'record'],
   ['record of 121 chars', 'submit_feedback', { category: 'missing', record: 'r'.repeat(121) }, 'record'],
   ['known source', 'submit_feedback', { category: 'other', source: 'get_guidance' }],
   ['unknown source', 'submit_feedback', { category: 'other', source: 'email' }, 'source'],
@@ -92,6 +92,25 @@ describe('without an embedding provider', () => {
     expect(retrieval).toMatchObject({ mode: 'keyword_fallback', degraded: true });
     expect(retrieval.degraded_reason).toMatch(/No embedding provider is configured/);
     expect(retrieval.embedding_provider).toBeUndefined();
+  });
+});
+
+describe('errors that say how to fix the call', () => {
+  it('refuses feedback about a record that is not approved, and stores nothing', async () => {
+    const result = await client.callTool({ name: 'submit_feedback', arguments: { category: 'outdated', record: 'no-such-record' } });
+    expect(result.isError).toBe(true);
+    const error = (result.structuredContent as any).error;
+    expect(error).toMatchObject({ code: 'validation_error', details: { issues: [{ path: 'record', code: 'unknown_record' }] } });
+    expect(error.message).toMatch(/not the slug or id of an approved record/);
+    const ok = await client.callTool({ name: 'submit_feedback', arguments: { category: 'outdated', record: 'use-stable-keys-for-dynamic-react-lists' } });
+    expect(ok.isError).toBeFalsy();
+  });
+
+  it('lists the allowed values for a bad topic or task_type', async () => {
+    const result = await client.callTool({ name: 'search_knowledge', arguments: { query: 'react keys', topic: 'frontend', task_type: 'coding' } });
+    const issues = (result.structuredContent as any).error.details.issues as { path: string; allowed?: string[] }[];
+    expect(issues.find((i) => i.path === 'topic')?.allowed).toEqual(expect.arrayContaining(['implementation', 'security', 'accessibility']));
+    expect(issues.find((i) => i.path === 'task_type')?.allowed).toEqual(expect.arrayContaining(['build', 'debug', 'review']));
   });
 });
 
