@@ -65,6 +65,7 @@ interface Ranked {
   record: StoredRecord;
   score: number;
   note?: string;
+  technologyMatch: boolean;
 }
 
 function relevant(candidates: readonly RankedCandidate[]): RankedCandidate[] {
@@ -119,22 +120,16 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
 
   // Optimistically by cache key: one statement when the embedding is cached, the encoder and a second one when not.
   let embedding = await cachedQueryEmbedding(deps, input.query);
-  const rank = async (filter: { technologies?: readonly string[] }) => {
-    const options = { mode: 'hybrid' as const, filter, pool: CANDIDATE_POOL };
-    const ranking = await rankCandidates(deps.sql, input.query, embedding.vector, options);
-    if (!ranking.vectorMissing) return ranking;
+  const options = { mode: 'hybrid' as const, filter: {}, pool: CANDIDATE_POOL };
+  let ranking = await rankCandidates(deps.sql, input.query, embedding.vector, options);
+  if (ranking.vectorMissing) {
     embedding = await embedNewQuery(deps, input.query, embedding.vector?.cacheKey);
-    return rankCandidates(deps.sql, input.query, embedding.vector, options);
-  };
-
-  let technologyFilterFallback = false;
-  let ranking = await rank({ technologies });
-  let kept = relevant(ranking.candidates);
-  if (technologies.length > 0 && kept.length === 0) {
-    technologyFilterFallback = true;
-    ranking = await rank({});
-    kept = relevant(ranking.candidates);
+    ranking = await rankCandidates(deps.sql, input.query, embedding.vector, options);
   }
+  // Requested technologies raise the records that declare them; they filter nothing out, so a
+  // PostgreSQL record still answers a Node.js question about slow pagination (below an equally
+  // relevant Node.js one).
+  const kept = relevant(ranking.candidates);
   const records = await readRecords(deps, generation, kept.map((c) => c.id));
 
   const ranked: Ranked[] = [];
@@ -148,12 +143,14 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
     if (fit.technologyMatch) score *= TECH_BOOST;
     if (fit.versionMatch) score *= VERSION_BOOST;
     if (fit.excludedNote) score *= EXCLUDED_PENALTY;
-    ranked.push({ record, score, note: fit.excludedNote });
+    ranked.push({ record, score, note: fit.excludedNote, technologyMatch: fit.technologyMatch });
   }
   ranked.sort((a, b) => b.score - a.score || a.record.slug.localeCompare(b.record.slug));
 
   const top = ranked.slice(0, input.max_results);
   const mode = top.length === 0 ? 'no_match' : embedding.vector ? 'hybrid' : 'keyword_fallback';
+  // The requested technologies were dropped to answer: nothing shown declares any of them.
+  const technologyFilterFallback = technologies.length > 0 && top.length > 0 && !top.some((r) => r.technologyMatch);
   const base: SearchKnowledgeOutput = {
     query_summary: querySummary(topics, technologies, input.task_type),
     results: [],

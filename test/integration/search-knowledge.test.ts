@@ -56,16 +56,29 @@ describe('relevance', () => {
 });
 
 describe('technologies and versions', () => {
-  it('retries without the technology filter when it leaves nothing, and says so', async () => {
+  it('answers without the requested technologies when no record declares them, and says so', async () => {
     const out = await search({ query: 'password hashing algorithm', technologies: ['Django'] });
     expect(out.retrieval.technology_filter_fallback).toBe(true);
     expect(out.results[0].slug).toBe('hash-passwords-with-argon2id-or-bcrypt');
   });
 
-  it('keeps the filter when it matches', async () => {
+  it('raises records that declare a requested technology, without hiding the ones that do not', async () => {
     const out = await search({ query: 'state after reordering list', technologies: ['react'] });
     expect(out.retrieval.technology_filter_fallback).toBe(false);
-    for (const r of out.results) expect(r.applies_to.map((a: any) => a.name)).toContain('React');
+    expect(out.results[0].applies_to.map((a: any) => a.name)).toContain('React');
+  });
+
+  it('keeps a record about a technology used together with the requested one', async () => {
+    // PostgreSQL guidance under a Node.js question, and HTTP guidance under Node.js and TypeScript.
+    const paging = await search({ query: 'slow pagination with OFFSET', technologies: ['Node.js'] });
+    expect(paging.results.map((r: any) => r.slug)).toContain('use-keyset-pagination-instead-of-large-offset');
+    const retry = await search({ query: 'retry failed HTTP calls with backoff', technologies: ['Node.js', 'TypeScript'] });
+    expect(retry.results.map((r: any) => r.slug)).toContain('retry-with-capped-exponential-backoff-jitter-and-retry-after');
+    // technology_filter_fallback is true exactly when nothing shown declares a requested technology.
+    for (const out of [paging, retry]) {
+      const declares = out.results.some((r: any) => r.applies_to.some((a: any) => ['Node.js', 'TypeScript'].includes(a.name)));
+      expect(out.retrieval.technology_filter_fallback).toBe(!declares);
+    }
   });
 
   it('never presents a record as applying to a version outside its constraint', async () => {
