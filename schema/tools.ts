@@ -133,7 +133,7 @@ export const sourceSchema = z.object({
   relation: z.string(),
 });
 
-/** A record as search and get_guidance return it; `brief` omits the optional lists. */
+/** A record as search and get_guidance return it; the contract's shape: only `summary` and `rationale` are optional. */
 export const guidanceResultSchema = z.object({
   id: z.string(),
   slug: z.string(),
@@ -143,10 +143,10 @@ export const guidanceResultSchema = z.object({
   recommendation: z.string(),
   rationale: z.string().optional(),
   applies_to: z.array(appliesToSchema),
-  conditions: z.array(z.string()).optional(),
-  exceptions: z.array(z.string()).optional(),
-  pitfalls: z.array(z.string()).optional(),
-  verification_checks: z.array(z.string()).optional(),
+  conditions: z.array(z.string()),
+  exceptions: z.array(z.string()),
+  pitfalls: z.array(z.string()),
+  verification_checks: z.array(z.string()),
   confidence: z.enum(CONFIDENCE_LEVELS),
   updated_at: z.string(),
   sources: z.array(sourceSchema),

@@ -10,9 +10,14 @@ export type Detail = 'brief' | 'standard' | 'full';
 
 const optional = <T>(value: T | null): T | undefined => (value === null || value === '' ? undefined : value);
 
+/** How many items of each list (conditions, exceptions, pitfalls, checks) a brief result keeps. */
+export const BRIEF_LIST_ITEMS = 2;
+
 /**
- * brief: what an agent needs to judge relevance; standard: adds the reasoning and
- * the checks; full (get_guidance): adds review metadata, version map and examples.
+ * brief: every field the contract's result shape requires, with each list cut to
+ * its first `BRIEF_LIST_ITEMS` items (the owner orders them most important first)
+ * and sources without excerpts; standard: adds the reasoning, whole lists and
+ * evidence; full (get_guidance): adds review metadata, version map and examples.
  */
 export function shapeRecord(record: StoredRecord, detail: 'brief' | 'standard'): GuidanceResult;
 export function shapeRecord(record: StoredRecord, detail: 'full'): FullGuidanceResult;
@@ -25,6 +30,10 @@ export function shapeRecord(record: StoredRecord, detail: Detail): GuidanceResul
     summary: optional(record.summary),
     recommendation: record.recommendation,
     applies_to: record.applies_to,
+    conditions: record.conditions.slice(0, BRIEF_LIST_ITEMS),
+    exceptions: record.exceptions.slice(0, BRIEF_LIST_ITEMS),
+    pitfalls: record.pitfalls.slice(0, BRIEF_LIST_ITEMS),
+    verification_checks: record.verification_checks.slice(0, BRIEF_LIST_ITEMS),
     confidence: record.confidence,
     updated_at: record.updated_at,
     sources: record.sources.map(({ title, url, publisher, relation }) => ({ title, url, publisher, relation })),

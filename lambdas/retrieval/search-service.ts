@@ -12,7 +12,7 @@ import type { Logger } from '../ports/logger.ts';
 import { hashQuery, hashSearchInput } from '../privacy/hashing.ts';
 import type { GuidanceResult, SearchKnowledgeInput, SearchKnowledgeOutput, Topic } from '../../schema/tools.ts';
 import { loadApprovedByIds, type StoredRecord } from '../records/record-read.ts';
-import { shapeRecord } from '../records/record-shape.ts';
+import { BRIEF_LIST_ITEMS, shapeRecord } from '../records/record-shape.ts';
 import { checkApplicability } from './applicability.ts';
 import { tokensWithin } from './token-budget.ts';
 import { cachedQueryEmbedding, embedNewQuery } from './query-embedding.ts';
@@ -217,8 +217,16 @@ async function fitToBudget(base: SearchKnowledgeOutput, results: GuidanceResult[
 const TRUNCATION_NOTE = 'The token budget cut the result list: raise token_budget or lower max_results to see more.';
 
 function briefOf(result: GuidanceResult): GuidanceResult {
-  const { rationale: _r, conditions: _c, exceptions: _e, pitfalls: _p, verification_checks: _v, ...brief } = result;
-  return { ...brief, sources: brief.sources.map(({ evidence_excerpt: _x, ...s }) => s) };
+  const { rationale: _r, ...brief } = result;
+  const short = (list: string[]) => list.slice(0, BRIEF_LIST_ITEMS);
+  return {
+    ...brief,
+    conditions: short(brief.conditions),
+    exceptions: short(brief.exceptions),
+    pitfalls: short(brief.pitfalls),
+    verification_checks: short(brief.verification_checks),
+    sources: brief.sources.map(({ evidence_excerpt: _x, ...s }) => s),
+  };
 }
 
 function noMatchSuggestions(input: SearchKnowledgeInput, topics: readonly string[]): string[] {

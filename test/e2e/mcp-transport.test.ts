@@ -100,8 +100,13 @@ describe('tools/call', () => {
       truncated: false,
     });
     expect(out.retrieval.degraded_reason).toBeUndefined();
-    // Brief detail: the reasoning fields are left for get_guidance.
-    expect(out.results[0]).not.toHaveProperty('pitfalls');
+    // Brief detail: every field of the contract's shape, lists cut to their first two items, no rationale.
+    for (const list of ['conditions', 'exceptions', 'pitfalls', 'verification_checks']) {
+      expect(Array.isArray(out.results[0][list]), list).toBe(true);
+      expect(out.results[0][list].length, list).toBeLessThanOrEqual(2);
+    }
+    expect(out.results[0].pitfalls.length).toBeGreaterThan(0);
+    expect(out.results[0]).not.toHaveProperty('rationale');
     expect(out.results[0].sources[0].url).toMatch(/^https:\/\//);
     // The same JSON is in the text content for clients that ignore structured content.
     expect(JSON.parse((result.content as any)[0].text)).toEqual(out);
@@ -132,7 +137,7 @@ describe('tools/call', () => {
     const brief = (byId.structuredContent as any).results[0];
     expect(brief.slug).toBe('use-stable-keys-for-dynamic-react-lists');
     expect(brief).not.toHaveProperty('status');
-    expect(brief).not.toHaveProperty('pitfalls');
+    expect(brief.pitfalls).toEqual(out.results[0].pitfalls.slice(0, 2));
   });
 
   it('submit_feedback stores the signal and returns its id', async () => {

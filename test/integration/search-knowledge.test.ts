@@ -125,7 +125,8 @@ describe('answer shaping', () => {
   it('always returns the top match, in brief form, when even one full result exceeds a tiny budget', async () => {
     const out = await search({ query: 'react list keys reorder', detail: 'standard', token_budget: 200 });
     expect(out.results).toHaveLength(1);
-    expect(out.results[0]).not.toHaveProperty('pitfalls');
+    expect(out.results[0]).not.toHaveProperty('rationale');
+    expect(out.results[0].pitfalls.length).toBeLessThanOrEqual(2);
     expect(out.retrieval.truncated).toBe(true);
   });
 });
