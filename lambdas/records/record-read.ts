@@ -109,3 +109,22 @@ export async function findSuccessors(sql: Sql, identifiers: readonly string[]): 
   }
   return found;
 }
+
+export interface Coverage {
+  /** Approved records per technology (canonical name). */
+  technologies: Map<string, number>;
+  /** Approved records per topic. */
+  topics: Map<string, number>;
+}
+
+/** How many approved records each technology and topic has: what the corpus covers. */
+export async function approvedCoverage(sql: Sql): Promise<Coverage> {
+  const rows = await sql.query<{ kind: string; name: string; n: number }>(
+    `SELECT 'technology' AS kind, a.name, count(DISTINCT a.record_id)::int AS n
+       FROM record_applies_to a JOIN records r ON r.id = a.record_id WHERE r.status = 'approved' GROUP BY a.name
+     UNION ALL
+     SELECT 'topic', topic, count(*)::int FROM records WHERE status = 'approved' GROUP BY topic`,
+  );
+  const pick = (kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.n]));
+  return { technologies: pick('technology'), topics: pick('topic') };
+}

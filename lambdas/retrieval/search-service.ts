@@ -11,13 +11,13 @@ import type { Secrets } from '../ports/secrets.ts';
 import type { Logger } from '../ports/logger.ts';
 import { hashQuery, hashSearchInput } from '../privacy/hashing.ts';
 import type { GuidanceResult, SearchKnowledgeInput, SearchKnowledgeOutput, Topic } from '../../schema/tools.ts';
-import { loadApprovedByIds, type StoredRecord } from '../records/record-read.ts';
+import { approvedCoverage, loadApprovedByIds, type StoredRecord } from '../records/record-read.ts';
 import { BRIEF_LIST_ITEMS, shapeRecord } from '../records/record-shape.ts';
 import { checkApplicability } from './applicability.ts';
 import { tokensWithin } from './token-budget.ts';
 import { cachedQueryEmbedding, embedNewQuery } from './query-embedding.ts';
 import { rankCandidates, type RankedCandidate } from './rank.ts';
-import { canonicalTechnologies } from '../records/technology-vocabulary.ts';
+import { canonicalTechnologies, sameTechnology } from '../records/technology-vocabulary.ts';
 import type { SearchCache } from './search-cache.ts';
 import { DirectSearchEvents, type SearchEventSink } from './search-events.ts';
 
@@ -164,7 +164,7 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
       technology_filter_fallback: technologyFilterFallback,
       truncated: false,
     },
-    suggestions: mode === 'no_match' ? noMatchSuggestions(input, topics) : [],
+    suggestions: mode === 'no_match' ? await noMatchSuggestions(deps, input, topics, ranking.candidates.slice(0, NEAR_CANDIDATES)) : [],
   };
   return fitToBudget(
     base,
@@ -229,11 +229,33 @@ function briefOf(result: GuidanceResult): GuidanceResult {
   };
 }
 
-function noMatchSuggestions(input: SearchKnowledgeInput, topics: readonly string[]): string[] {
+/** Candidates below the threshold whose technologies and topics a `no_match` names as the closest coverage. */
+const NEAR_CANDIDATES = 3;
+
+/**
+ * What to do after a `no_match`: what the corpus covers near the question (the
+ * technologies and topics of the closest records below the threshold, with how many
+ * approved records each has), which requested technologies it has nothing for,
+ * then how to ask better. Never guidance itself.
+ */
+async function noMatchSuggestions(deps: SearchDeps, input: SearchKnowledgeInput, topics: readonly string[], near: readonly RankedCandidate[]): Promise<string[]> {
   const suggestions = ['Nothing in the knowledge base clears the relevance threshold for this decision; do not invent guidance for it.'];
-  if (input.technologies.length > 0) suggestions.push('Broaden or drop `technologies` (use the framework or language name, e.g. "React" rather than a plugin).');
-  if (topics.length > 0 || input.task_type) suggestions.push('Drop `topic` and `task_type`: they only shape ranking, but a narrower query helps less than the right words.');
-  suggestions.push('Rephrase with the words a developer would use for the symptom or goal, e.g. "list rows keep the wrong state after reordering".');
+  const coverage = await approvedCoverage(deps.sql);
+  const requested = canonicalTechnologies(input.technologies);
+  const uncovered = requested.filter((t) => ![...coverage.technologies.keys()].some((name) => sameTechnology(name, t)));
+  if (uncovered.length > 0) suggestions.push(`The knowledge base has no guidance for ${uncovered.join(', ')}.`);
+  const records = near.length > 0 ? await loadApprovedByIds(deps.sql, near.map((c) => c.id)) : [];
+  const counted = (names: Iterable<string>, counts: Map<string, number>) =>
+    [...new Set(names)].filter((n) => counts.has(n)).map((n) => `${n} (${counts.get(n)} record${counts.get(n) === 1 ? '' : 's'})`);
+  const nearTech = counted(records.flatMap((r) => r.applies_to.map((a) => a.name)), coverage.technologies);
+  const nearTopics = counted(records.map((r) => r.topic), coverage.topics);
+  if (nearTech.length + nearTopics.length > 0) {
+    suggestions.push(
+      `Closest coverage: ${[nearTech.length ? `technologies ${nearTech.join(', ')}` : '', nearTopics.length ? `topics ${nearTopics.join(', ')}` : ''].filter(Boolean).join('; ')}. ` +
+        'Ask about a decision in one of these, or use the words a developer would use for the symptom or goal.',
+    );
+  }
+  if (topics.length > 0 || input.task_type) suggestions.push('Drop `topic` and `task_type` if the decision fits another area: they only shape ranking.');
   if (input.query.length > 300) suggestions.push('Shorten the query to the decision itself; leave out code and unrelated context.');
   suggestions.push('If the guidance should exist, call submit_feedback with category "missing".');
   return suggestions;

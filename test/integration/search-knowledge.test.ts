@@ -38,9 +38,18 @@ describe('relevance', () => {
     const out = await search({ query: 'best sourdough hydration for rye loaves', technologies: ['Baking'], topic: 'data' });
     expect(out.results).toEqual([]);
     expect(out.retrieval.mode).toBe('no_match');
-    expect(out.suggestions.join(' ')).toMatch(/technologies/);
+    expect(out.suggestions.join(' ')).toMatch(/has no guidance for Baking/);
     expect(out.suggestions.join(' ')).toMatch(/topic/);
     expect(out.suggestions.join(' ')).toMatch(/submit_feedback/);
+  });
+
+  it('names what the corpus covers near the question, with record counts', async () => {
+    // Shares words with the colour-contrast guidance but asks something else.
+    const out = await search({ query: 'choose a color palette for a dashboard' });
+    expect(out.retrieval.mode).toBe('no_match');
+    const near = out.suggestions.find((s: string) => s.startsWith('Closest coverage'));
+    expect(near).toMatch(/WCAG \(\d+ records?\)/);
+    expect(near).toMatch(/topics .*accessibility \(\d+ records?\)/);
   });
 
   it('does not present a record that shares only a common word with the query', async () => {
