@@ -44,7 +44,7 @@ describe('relevance', () => {
   });
 
   it('names what the corpus covers near the question, with record counts', async () => {
-    // Shares words with the colour-contrast guidance but asks something else.
+    // Near the accessibility guidance (colour, focus, motion) but asks something it does not cover.
     const out = await search({ query: 'choose a color palette for a dashboard' });
     expect(out.retrieval.mode).toBe('no_match');
     const near = out.suggestions.find((s: string) => s.startsWith('Closest coverage'));
