@@ -30,7 +30,7 @@ export interface QueryEmbeddingDeps {
   readonly embedTimeoutMs?: number;
 }
 
-const NO_PROVIDER = 'No embedding provider is configured, so only full-text search ran; recall is lower.';
+const NO_PROVIDER = 'No embedding provider is configured; keyword search only.';
 
 /**
  * The embedding a search asks for first: by its cache key alone, with no lookup of

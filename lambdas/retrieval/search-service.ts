@@ -188,22 +188,25 @@ function querySummary(topics: readonly string[], technologies: readonly string[]
 }
 
 /**
- * Adds results in rank order while the whole response stays within the budget.
- * The top result is always kept (in brief form if the full one alone is too big),
- * so a match is never hidden by a small budget; `truncated` says when anything was cut.
+ * Adds results in rank order while the whole answer stays within the budget: the
+ * JSON an agent's model reads (the text content, which is the structured content
+ * serialized), counted with the documented tokenizer. The budget is a hard cap. The
+ * top result is always kept: if even its brief form is too big, it shrinks step by
+ * step (`compactForms`) until it fits, and `truncated` says that something was cut.
  */
 async function fitToBudget(base: SearchKnowledgeOutput, results: GuidanceResult[], budget: number): Promise<SearchKnowledgeOutput> {
   const kept: GuidanceResult[] = [];
   let truncated = false;
   // Measured with the truncation note in place, so the final answer fits either way.
   const withNote = [...base.suggestions, TRUNCATION_NOTE];
+  const fits = (list: GuidanceResult[]) => tokensWithin({ ...base, results: list, suggestions: withNote }, budget);
   for (const result of results) {
-    if (await tokensWithin({ ...base, results: [...kept, result], suggestions: withNote }, budget)) {
+    if (await fits([...kept, result])) {
       kept.push(result);
       continue;
     }
     truncated = true;
-    if (kept.length === 0) kept.push(briefOf(result));
+    if (kept.length === 0) kept.push(await smallestFitting(result, fits));
     break;
   }
   return {
@@ -214,7 +217,43 @@ async function fitToBudget(base: SearchKnowledgeOutput, results: GuidanceResult[
   };
 }
 
-const TRUNCATION_NOTE = 'The token budget cut the result list: raise token_budget or lower max_results to see more.';
+const TRUNCATION_NOTE = 'Cut to fit token_budget; get_guidance returns whole records.';
+
+/** The first of the result's compact forms that fits, else the most compact one. */
+async function smallestFitting(result: GuidanceResult, fits: (list: GuidanceResult[]) => Promise<boolean>): Promise<GuidanceResult> {
+  const forms = compactForms(result);
+  for (const form of forms) if (await fits([form])) return form;
+  return forms.at(-1)!;
+}
+
+const firstWords = (text: string, n: number) => {
+  const words = text.split(/\s+/);
+  return words.length <= n ? text : `${words.slice(0, n).join(' ')} …`;
+};
+
+/**
+ * A result from larger to smaller, every form still in the contract's shape: brief
+ * (lists of two, no excerpts, no rationale); without summary, list items and all
+ * sources but the first; the recommendation's first sentence; its first 20 words;
+ * and the least that still names the guidance (its first 10 words, no technologies
+ * or sources), for the smallest budgets. get_guidance has the whole record.
+ */
+function compactForms(result: GuidanceResult): GuidanceResult[] {
+  const brief = briefOf(result);
+  const bare: GuidanceResult = { ...brief, summary: undefined, conditions: [], exceptions: [], pitfalls: [], verification_checks: [], sources: brief.sources.slice(0, 1) };
+  const sentence = bare.recommendation.split(/(?<=[.!?])\s/)[0]!;
+  const firstSentence = { ...bare, recommendation: sentence === bare.recommendation ? sentence : `${sentence} …` };
+  const shorter = { ...bare, title: firstWords(bare.title, 12), recommendation: firstWords(sentence, 20) };
+  const least = {
+    ...shorter,
+    title: firstWords(bare.title, 6),
+    recommendation: firstWords(sentence, 10),
+    applies_to: [],
+    updated_at: bare.updated_at.replace(/\.\d+Z$/, 'Z'),
+    sources: [],
+  };
+  return [brief, bare, firstSentence, shorter, least];
+}
 
 function briefOf(result: GuidanceResult): GuidanceResult {
   const { rationale: _r, ...brief } = result;

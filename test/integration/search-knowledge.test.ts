@@ -131,6 +131,19 @@ describe('answer shaping', () => {
     expect(cut.suggestions.join(' ')).toMatch(/token_budget/);
   });
 
+  it.each([200, 201, 2500, 5000])('never sends more than a budget of %i tokens, whatever max_results asks for', async (budget) => {
+    const result = await store.tools.search_knowledge({ query: 'react component state effects list keys accessible labels', max_results: 10, detail: 'standard', token_budget: budget });
+    const text = (result.content as { text: string }[])[0]!.text;
+    const out = result.structuredContent as any;
+    // What an agent's model reads (the text; the structured content is the same JSON) fits the budget.
+    expect(countTokens(text)).toBeLessThanOrEqual(budget);
+    expect(JSON.parse(text)).toEqual(out);
+    expect(out.results.length).toBeGreaterThanOrEqual(1);
+    if (budget <= 201) expect(out.retrieval.truncated).toBe(true);
+    if (out.retrieval.truncated) expect(out.suggestions.join(' ')).toMatch(/token_budget/);
+    for (const r of out.results) for (const field of ['conditions', 'exceptions', 'pitfalls', 'verification_checks', 'sources']) expect(Array.isArray(r[field]), field).toBe(true);
+  });
+
   it('always returns the top match, in brief form, when even one full result exceeds a tiny budget', async () => {
     const out = await search({ query: 'react list keys reorder', detail: 'standard', token_budget: 200 });
     expect(out.results).toHaveLength(1);
