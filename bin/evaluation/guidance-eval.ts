@@ -16,7 +16,10 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { searchKnowledgeInput, type SearchKnowledgeOutput } from '../../schema/tools.ts';
+import { searchKnowledgeInput, type SearchKnowledgeInput, type SearchKnowledgeOutput } from '../../schema/tools.ts';
+import { RELEVANCE, selectResults, type RelevancePolicy } from '../../lambdas/retrieval/search-service.ts';
+import type { RankedCandidate } from '../../lambdas/retrieval/rank.ts';
+import type { StoredRecord } from '../../lambdas/records/record-read.ts';
 import { ndcgAt, splitByQueryId } from './metrics.ts';
 
 export const guidanceQuestion = z.strictObject({
@@ -149,4 +152,56 @@ export function formatHonesty(rows: Record<string, Record<string, HonestyMetrics
     Object.entries(halves).map(([half, m]) => `| ${mode} | ${half} | ${COLUMNS.map(([key]) => (COUNTS.has(key) ? String(m[key]) : m[key].toFixed(3))).join(' | ')} |`),
   );
   return [header, rule, ...lines].join('\n');
+}
+
+/** One question's ranking before the relevance policy, with its candidates' records: what a sweep replays. */
+export interface Replay {
+  question: GuidanceQuestion;
+  input: SearchKnowledgeInput;
+  candidates: readonly RankedCandidate[];
+  records: ReadonlyMap<string, StoredRecord>;
+}
+
+/** The answers a policy gives, replayed from rankings (no database work). */
+export function replay(replays: readonly Replay[], policy: RelevancePolicy): Answered[] {
+  return replays.map((r) => {
+    const slugs = selectResults(r.candidates, r.records, r.input, policy).map((x) => x.record.slug);
+    return { question: r.question, slugs, noMatch: slugs.length === 0 };
+  });
+}
+
+/** The grid a sweep searches; `RELEVANCE` (the shipped policy) is always in it. */
+export function policyGrid(): RelevancePolicy[] {
+  const grid: RelevancePolicy[] = [];
+  for (const minCoverage of [0.4, 0.5, 0.6, 0.7, 0.8])
+    for (const lexicalMinSimilarity of [0, 0.2, 0.3, 0.4, 0.5])
+      for (const supportedMinCoverage of [0.25, 0.4])
+        for (const supportingMinSimilarity of [0.5, 0.6, 0.7])
+          for (const denseAloneMinSimilarity of [Infinity, 0.7, 0.8])
+            for (const minShareOfTop of [0.25, 0.4, 0.55, 0.7, 0.85])
+              grid.push({ minCoverage, lexicalMinSimilarity, supportedMinCoverage, supportingMinSimilarity, denseAloneMinSimilarity, minShareOfTop });
+  return grid;
+}
+
+/**
+ * How good a policy is on the tune half of every mode: it must keep false no_match
+ * at most 5% and the first result relevant at least 85% in each mode, and then
+ * scores the sum of nDCG@10, precision of what is shown and no_match on uncovered
+ * questions, over the modes. -Infinity when a constraint fails.
+ */
+export function objective(perMode: readonly HonestyMetrics[]): number {
+  if (perMode.some((m) => m.false_no_match > 0.05 || m.first_relevant < 0.85)) return -Infinity;
+  return perMode.reduce((sum, m) => sum + m.ndcg_at_10 + m.precision_shown + m.uncovered_no_match, 0);
+}
+
+/** The best policy on the tune half (each mode's replays), by `objective`. */
+export function sweep(modes: readonly (readonly Replay[])[]): { policy: RelevancePolicy; score: number } {
+  const tuneIds = new Set(splitByQueryId(modes[0]!.map((r) => r.question.id)).tune);
+  const tune = modes.map((replays) => replays.filter((r) => tuneIds.has(r.question.id)));
+  let best = { policy: RELEVANCE, score: objective(tune.map((t) => honestyMetrics(replay(t, RELEVANCE)))) };
+  for (const policy of policyGrid()) {
+    const score = objective(tune.map((t) => honestyMetrics(replay(t, policy))));
+    if (score > best.score) best = { policy, score };
+  }
+  return best;
 }

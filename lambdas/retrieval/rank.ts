@@ -46,11 +46,13 @@ export interface RankOptions {
   readonly pool: number;
   /** Overrides DENSE_WEIGHT (evaluation sweeps only). */
   readonly denseWeight?: number;
+  /** Overrides the weight of query words no record contains (evaluation sweeps only). */
+  readonly absentWeight?: number;
 }
 
 export async function rankCandidates(sql: Sql, query: string, vector: QueryVector | undefined, options: RankOptions): Promise<RankResult> {
   const mode = vector ? options.mode : 'keyword';
-  const found = await searchCandidates(sql, query, vector, { filter: options.filter, pool: options.pool, keyword: mode !== 'vector' });
+  const found = await searchCandidates(sql, query, vector, { filter: options.filter, pool: options.pool, keyword: mode !== 'vector', absentWeight: options.absentWeight });
   if (found.vectorMissing) return { vectorMissing: true, candidates: [], totalCandidates: 0 };
   if (mode === 'vector') {
     return {

@@ -33,26 +33,48 @@ export interface SearchDeps {
   readonly cache?: SearchCache;
   /** Where search events go. @default written at once, one per search */
   readonly events?: SearchEventSink;
+  /** Overrides the relevance policy (evaluation sweeps only). */
+  readonly relevance?: RelevancePolicy;
 }
 
 /** How many candidates each retrieval side contributes. */
-const CANDIDATE_POOL = 50;
+export const CANDIDATE_POOL = 50;
 /**
- * A record is presented when it contains this share of the query's IDF mass
- * (rare words weigh most, so sharing only "use" or "error" is not enough) …
+ * When a candidate is shown. A record is presented when it contains `minCoverage`
+ * of the query's IDF mass (rare words weigh most, so sharing only "use" or "error"
+ * is not enough) and, when a query vector exists, the dense side does not
+ * contradict it (`lexicalMinSimilarity`); or when a partial lexical match
+ * (`supportedMinCoverage`) is backed by the dense side (`supportingMinSimilarity`);
+ * or, only if `denseAloneMinSimilarity` is set, by similarity alone. Results
+ * scoring below `minShareOfTop` of the best one are the weak tail beside it.
+ * The values are chosen on the tune half of the evaluation set (README,
+ * "Answer quality"); `npm run eval:guidance -- --sweep` redoes the choice.
  */
-const MIN_COVERAGE = 0.4;
+export interface RelevancePolicy {
+  readonly minCoverage: number;
+  readonly lexicalMinSimilarity: number;
+  readonly supportedMinCoverage: number;
+  readonly supportingMinSimilarity: number;
+  readonly denseAloneMinSimilarity: number;
+  readonly minShareOfTop: number;
+}
+
 /**
- * … or when a partial lexical match is backed by the dense side. USE-lite's
- * cosine alone is a poor relevance signal (off-topic questions reach 0.6 against
- * the starter corpus while paraphrases of a record can sit at 0.5), so similarity
- * never admits a record on its own; it rescues paraphrases that share only some
- * words. Calibrated on test/fixtures/starter-eval plus off-topic questions.
+ * Chosen on the tune half of test/fixtures/guidance-eval (124 records, 139 judged and
+ * 77 uncovered questions) from 2,250 policies by `objective` in
+ * bin/evaluation/guidance-eval.ts. Admitting a record on similarity alone (0.7 or
+ * 0.8) was in the grid and never won: USE-lite's cosine is not strong enough evidence
+ * on its own. The previous policy (coverage 0.4 alone, tail at 0.25 of the top)
+ * showed 3.4 results per question at a precision of 0.33.
  */
-const SUPPORTED_MIN_COVERAGE = 0.25;
-const SUPPORTING_MIN_SIMILARITY = 0.5;
-/** Results scoring below this share of the best score are noise beside it. */
-const MIN_SHARE_OF_TOP = 0.25;
+export const RELEVANCE: RelevancePolicy = {
+  minCoverage: 0.4,
+  lexicalMinSimilarity: 0.4,
+  supportedMinCoverage: 0.4,
+  supportingMinSimilarity: 0.5,
+  denseAloneMinSimilarity: Infinity,
+  minShareOfTop: 0.85,
+};
 /** Ranking multipliers for requested topic, task type, technology and version. */
 const TOPIC_BOOST = 1.25;
 const TASK_BOOST = 1.1;
@@ -61,20 +83,53 @@ const VERSION_BOOST = 1.1;
 /** A record whose constraint excludes the requested version sinks below every applying one. */
 const EXCLUDED_PENALTY = 0.01;
 
-interface Ranked {
+export interface Ranked {
   record: StoredRecord;
   score: number;
   note?: string;
   technologyMatch: boolean;
 }
 
-function relevant(candidates: readonly RankedCandidate[]): RankedCandidate[] {
-  const top = candidates[0]?.score ?? 0;
-  return candidates.filter(
-    (c) =>
-      (c.coverage >= MIN_COVERAGE || (c.coverage >= SUPPORTED_MIN_COVERAGE && (c.similarity ?? 0) >= SUPPORTING_MIN_SIMILARITY)) &&
-      c.score >= MIN_SHARE_OF_TOP * top,
-  );
+function relevant(candidates: readonly RankedCandidate[], policy: RelevancePolicy): RankedCandidate[] {
+  const admitted = candidates.filter((c) => {
+    const similarity = c.similarity;
+    if (c.coverage >= policy.minCoverage && (similarity === undefined || similarity >= policy.lexicalMinSimilarity)) return true;
+    if (similarity === undefined) return false;
+    if (c.coverage >= policy.supportedMinCoverage && similarity >= policy.supportingMinSimilarity) return true;
+    return similarity >= policy.denseAloneMinSimilarity;
+  });
+  const top = admitted[0]?.score ?? 0;
+  return admitted.filter((c) => c.score >= policy.minShareOfTop * top);
+}
+
+/**
+ * From ranked candidates to the results shown: the relevance policy, then the
+ * applicability and request boosts, in order, at most `max_results`. Pure, so the
+ * evaluation replays it over many policies from one ranking per question.
+ */
+export function selectResults(
+  candidates: readonly RankedCandidate[],
+  records: ReadonlyMap<string, StoredRecord>,
+  input: SearchKnowledgeInput,
+  policy: RelevancePolicy = RELEVANCE,
+): Ranked[] {
+  const topics = topicsOf(input);
+  const technologies = canonicalTechnologies(input.technologies);
+  const ranked: Ranked[] = [];
+  for (const candidate of relevant(candidates, policy)) {
+    const record = records.get(candidate.id);
+    if (!record) continue;
+    const fit = checkApplicability(record.applies_to, technologies, input.versions);
+    let score = candidate.score;
+    if (topics.includes(record.topic as Topic)) score *= TOPIC_BOOST;
+    if (input.task_type && record.task_types.includes(input.task_type)) score *= TASK_BOOST;
+    if (fit.technologyMatch) score *= TECH_BOOST;
+    if (fit.versionMatch) score *= VERSION_BOOST;
+    if (fit.excludedNote) score *= EXCLUDED_PENALTY;
+    ranked.push({ record, score, note: fit.excludedNote, technologyMatch: fit.technologyMatch });
+  }
+  ranked.sort((a, b) => b.score - a.score || a.record.slug.localeCompare(b.record.slug));
+  return ranked.slice(0, input.max_results);
 }
 
 export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeInput): Promise<SearchKnowledgeOutput> {
@@ -129,25 +184,9 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
   // Requested technologies raise the records that declare them; they filter nothing out, so a
   // PostgreSQL record still answers a Node.js question about slow pagination (below an equally
   // relevant Node.js one).
-  const kept = relevant(ranking.candidates);
-  const records = await readRecords(deps, generation, kept.map((c) => c.id));
-
-  const ranked: Ranked[] = [];
-  for (const candidate of kept) {
-    const record = records.get(candidate.id);
-    if (!record) continue;
-    const fit = checkApplicability(record.applies_to, technologies, input.versions);
-    let score = candidate.score;
-    if (topics.includes(record.topic as Topic)) score *= TOPIC_BOOST;
-    if (input.task_type && record.task_types.includes(input.task_type)) score *= TASK_BOOST;
-    if (fit.technologyMatch) score *= TECH_BOOST;
-    if (fit.versionMatch) score *= VERSION_BOOST;
-    if (fit.excludedNote) score *= EXCLUDED_PENALTY;
-    ranked.push({ record, score, note: fit.excludedNote, technologyMatch: fit.technologyMatch });
-  }
-  ranked.sort((a, b) => b.score - a.score || a.record.slug.localeCompare(b.record.slug));
-
-  const top = ranked.slice(0, input.max_results);
+  const policy = deps.relevance ?? RELEVANCE;
+  const records = await readRecords(deps, generation, relevant(ranking.candidates, policy).map((c) => c.id));
+  const top = selectResults(ranking.candidates, records, input, policy);
   const mode = top.length === 0 ? 'no_match' : embedding.vector ? 'hybrid' : 'keyword_fallback';
   // The requested technologies were dropped to answer: nothing shown declares any of them.
   const technologyFilterFallback = technologies.length > 0 && top.length > 0 && !top.some((r) => r.technologyMatch);
