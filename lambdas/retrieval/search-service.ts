@@ -90,22 +90,23 @@ export interface Ranked {
   technologyMatch: boolean;
 }
 
-function relevant(candidates: readonly RankedCandidate[], policy: RelevancePolicy): RankedCandidate[] {
-  const admitted = candidates.filter((c) => {
+/** The candidates with evidence enough to be shown at all (before the tail is cut). */
+function admitted(candidates: readonly RankedCandidate[], policy: RelevancePolicy): RankedCandidate[] {
+  return candidates.filter((c) => {
     const similarity = c.similarity;
     if (c.coverage >= policy.minCoverage && (similarity === undefined || similarity >= policy.lexicalMinSimilarity)) return true;
     if (similarity === undefined) return false;
     if (c.coverage >= policy.supportedMinCoverage && similarity >= policy.supportingMinSimilarity) return true;
     return similarity >= policy.denseAloneMinSimilarity;
   });
-  const top = admitted[0]?.score ?? 0;
-  return admitted.filter((c) => c.score >= policy.minShareOfTop * top);
 }
 
 /**
- * From ranked candidates to the results shown: the relevance policy, then the
- * applicability and request boosts, in order, at most `max_results`. Pure, so the
- * evaluation replays it over many policies from one ranking per question.
+ * From ranked candidates to the results shown: the admission rules, the request's
+ * boosts (topic, task type, technologies, versions), then the weak tail cut
+ * relative to the best boosted score, at most `max_results`. The tail is cut after
+ * the boosts so that a record declaring the requested technology is judged by its
+ * boosted score. Pure, so the evaluation replays it over many policies.
  */
 export function selectResults(
   candidates: readonly RankedCandidate[],
@@ -116,7 +117,7 @@ export function selectResults(
   const topics = topicsOf(input);
   const technologies = canonicalTechnologies(input.technologies);
   const ranked: Ranked[] = [];
-  for (const candidate of relevant(candidates, policy)) {
+  for (const candidate of admitted(candidates, policy)) {
     const record = records.get(candidate.id);
     if (!record) continue;
     const fit = checkApplicability(record.applies_to, technologies, input.versions);
@@ -129,7 +130,10 @@ export function selectResults(
     ranked.push({ record, score, note: fit.excludedNote, technologyMatch: fit.technologyMatch });
   }
   ranked.sort((a, b) => b.score - a.score || a.record.slug.localeCompare(b.record.slug));
-  return ranked.slice(0, input.max_results);
+  // A record the requested version excludes sank to the bottom; it stays (last, with its note)
+  // so the agent learns the guidance exists for other versions, instead of being cut as weak.
+  const best = ranked.find((r) => !r.note)?.score ?? ranked[0]?.score ?? 0;
+  return ranked.filter((r, i) => i === 0 || r.note !== undefined || r.score >= policy.minShareOfTop * best).slice(0, input.max_results);
 }
 
 export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeInput): Promise<SearchKnowledgeOutput> {
@@ -185,7 +189,7 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
   // PostgreSQL record still answers a Node.js question about slow pagination (below an equally
   // relevant Node.js one).
   const policy = deps.relevance ?? RELEVANCE;
-  const records = await readRecords(deps, generation, relevant(ranking.candidates, policy).map((c) => c.id));
+  const records = await readRecords(deps, generation, admitted(ranking.candidates, policy).map((c) => c.id));
   const top = selectResults(ranking.candidates, records, input, policy);
   const mode = top.length === 0 ? 'no_match' : embedding.vector ? 'hybrid' : 'keyword_fallback';
   // The requested technologies were dropped to answer: nothing shown declares any of them.
