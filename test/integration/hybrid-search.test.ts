@@ -38,13 +38,14 @@ describe('hybrid retrieval', () => {
     expect(rows[0]!.cache_key).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('presents a paraphrase that keyword coverage alone rejects, because the dense side backs it', async () => {
-    const query = 'listing page 4000 of results takes seconds in postgres';
+  it('lets the dense side veto a word-level match it does not back', async () => {
+    // Shares words ("load", "data", "query") with the EF Core record but asks something else.
+    const query = 'lazy-load images below the fold';
     const keywordOnly = createToolHandlers({ sql: store.sql, secrets: { pepper: async () => store.pepper }, logger: store.logger });
     const lexical = await search(keywordOnly, { query });
     const hybrid = await search(store.tools, { query });
-    expect(lexical.results.map((r: any) => r.slug)).not.toContain('use-keyset-pagination-instead-of-large-offset');
-    expect(hybrid.results[0]?.slug).toBe('use-keyset-pagination-instead-of-large-offset');
+    expect(lexical.results.length).toBeGreaterThan(0);
+    expect(hybrid.retrieval.mode).toBe('no_match');
   });
 
   it('matches technologies through aliases and versions through semver ranges', async () => {
