@@ -4,23 +4,12 @@
  * body is never buffered whole.
  */
 
+import { readBounded } from '../streams/bounded-read.ts';
+
 /** The body as text, or undefined when it is larger than `limit` bytes. */
 export async function readBody(request: Request, limit: number): Promise<string | undefined> {
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limit) return undefined;
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  const bytes = await readBounded(request.body, limit);
+  return bytes === undefined ? undefined : new TextDecoder().decode(bytes);
 }

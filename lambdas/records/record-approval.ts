@@ -7,7 +7,8 @@
  * who approved, the gate report and the overrides with the approved version.
  */
 import type { Sql } from '../ports/sql.ts';
-import { NotFoundError, ValidationError } from '../errors/app-error.ts';
+import { ValidationError } from '../errors/app-error.ts';
+import { findByIdentifiers } from './record-review.ts';
 import { importRecords, contentHash, type Approval, type ImportSummary } from './record-import.ts';
 import { recordFileSchema, type RecordFile } from './record-schema.ts';
 import { GATE_CODES, runGates, type GateCode, type GateReport, type ReviewRules } from './quality-gates.ts';
@@ -106,15 +107,12 @@ interface Reviewable {
 
 /** Records by slug or id with the text approving them would publish: a pending revision, else their own. */
 export async function reviewableRecords(sql: Sql, identifiers: readonly string[]): Promise<{ row: Reviewable; record: RecordFile | null }[]> {
-  const rows = await sql.query<Reviewable>(
-    `SELECT r.id::text AS id, r.slug, r.status, r.file, v.content AS revision
-       FROM records r LEFT JOIN record_revisions v ON v.record_id = r.id
-      WHERE r.slug IN (SELECT jsonb_array_elements_text($1::jsonb)) OR r.id::text IN (SELECT jsonb_array_elements_text($1::jsonb))`,
-    [JSON.stringify(identifiers)],
+  const rows = await findByIdentifiers<Reviewable>(
+    sql,
+    identifiers,
+    'r.id::text AS id, r.slug, r.status, r.file, v.content AS revision',
+    'records r LEFT JOIN record_revisions v ON v.record_id = r.id',
   );
-  const known = new Set(rows.flatMap((r) => [r.id, r.slug]));
-  const unknown = identifiers.filter((i) => !known.has(i));
-  if (unknown.length > 0) throw new NotFoundError(`No record has that slug or id: ${unknown.join(', ')}. Nothing was changed.`, { unknown });
   return rows.map((row) => {
     const text = row.revision ?? row.file;
     return { row, record: text === null ? null : recordFileSchema.parse({ ...JSON.parse(text), status: undefined, id: row.id }) };

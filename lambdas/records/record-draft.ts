@@ -15,6 +15,7 @@
 import { parse, type HTMLElement } from 'node-html-parser';
 import { SETTINGS } from '../config/settings.ts';
 import { ValidationError } from '../errors/app-error.ts';
+import { readBounded } from '../streams/bounded-read.ts';
 
 export interface DraftLimits {
   /** The most bytes of the page that are read; a larger page is refused. */
@@ -161,21 +162,9 @@ function tooLarge(url: URL, maxBytes: number): string {
 
 /** The body, refused as soon as more than `maxBytes` arrived: a server may omit or misstate its length. */
 async function readBody(response: Response, url: URL, maxBytes: number): Promise<Uint8Array> {
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw new ValidationError(tooLarge(url, maxBytes));
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+  const bytes = await readBounded(response.body, maxBytes);
+  if (bytes === undefined) throw new ValidationError(tooLarge(url, maxBytes));
+  return bytes;
 }
 
 function decode(bytes: Uint8Array, contentType: string | null): string {

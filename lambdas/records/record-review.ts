@@ -37,6 +37,28 @@ export async function listRecords(sql: Sql, options: { status?: RecordStatus; li
 }
 
 /**
+ * The records named by slug or id, selecting `columns` (table alias `r`, joins
+ * allowed in `from`); all or nothing: any identifier that names no record is a
+ * `NotFoundError` listing them, so a command never acts on part of what it was given.
+ */
+export async function findByIdentifiers<T extends { id: string; slug: string }>(
+  sql: Sql,
+  identifiers: readonly string[],
+  columns: string,
+  from = 'records r',
+): Promise<T[]> {
+  const rows = await sql.query<T>(
+    `SELECT ${columns} FROM ${from}
+      WHERE r.slug IN (SELECT jsonb_array_elements_text($1::jsonb)) OR r.id::text IN (SELECT jsonb_array_elements_text($1::jsonb))`,
+    [JSON.stringify(identifiers)],
+  );
+  const known = new Set(rows.flatMap((r) => [r.id, r.slug]));
+  const unknown = identifiers.filter((i) => !known.has(i));
+  if (unknown.length > 0) throw new NotFoundError(`No record has that slug or id: ${unknown.join(', ')}. Nothing was changed.`, { unknown });
+  return rows;
+}
+
+/**
  * Deprecates records named by slug or id, all or nothing, with a reason and
  * optionally the approved record that succeeds them (`get_guidance` then names it
  * to agents asking for the old one). `updated_at` is left alone: the text did not
@@ -48,14 +70,7 @@ export async function deprecateRecords(
   options: { reason?: string; supersededBy?: string },
 ): Promise<string[]> {
   return sql.transaction(async (tx) => {
-    const rows = await tx.query<{ id: string; slug: string; status: string }>(
-      `SELECT id::text AS id, slug, status FROM records
-        WHERE slug IN (SELECT jsonb_array_elements_text($1::jsonb)) OR id::text IN (SELECT jsonb_array_elements_text($1::jsonb))`,
-      [JSON.stringify(identifiers)],
-    );
-    const known = new Set(rows.flatMap((r) => [r.id, r.slug]));
-    const unknown = identifiers.filter((i) => !known.has(i));
-    if (unknown.length > 0) throw new NotFoundError(`No record has that slug or id: ${unknown.join(', ')}. Nothing was changed.`, { unknown });
+    const rows = await findByIdentifiers<{ id: string; slug: string; status: string }>(tx, identifiers, 'r.id::text AS id, r.slug, r.status');
     const successor = options.supersededBy ? await successorOf(tx, options.supersededBy, rows) : null;
     const changed = rows.filter((row) => row.status !== 'deprecated').map((row) => row.id);
     if (changed.length === 0) return changed;

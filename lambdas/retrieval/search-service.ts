@@ -207,7 +207,7 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
       technology_filter_fallback: technologyFilterFallback,
       truncated: false,
     },
-    suggestions: mode === 'no_match' ? await noMatchSuggestions(deps, input, topics, ranking.candidates.slice(0, NEAR_CANDIDATES)) : [],
+    suggestions: mode === 'no_match' ? await noMatchSuggestions(deps, input, topics, await nearRecords(deps, generation, ranking.candidates)) : [],
   };
   return fitToBudget(
     base,
@@ -320,13 +320,19 @@ const NEAR_CANDIDATES = 3;
  * approved records each has), which requested technologies it has nothing for,
  * then how to ask better. Never guidance itself.
  */
-async function noMatchSuggestions(deps: SearchDeps, input: SearchKnowledgeInput, topics: readonly string[], near: readonly RankedCandidate[]): Promise<string[]> {
+/** The closest candidates below the threshold, read through the per-generation record cache. */
+async function nearRecords(deps: SearchDeps, generation: number | undefined, candidates: readonly RankedCandidate[]): Promise<StoredRecord[]> {
+  const ids = candidates.slice(0, NEAR_CANDIDATES).map((c) => c.id);
+  const found = await readRecords(deps, generation, ids);
+  return ids.flatMap((id) => found.get(id) ?? []);
+}
+
+async function noMatchSuggestions(deps: SearchDeps, input: SearchKnowledgeInput, topics: readonly string[], records: readonly StoredRecord[]): Promise<string[]> {
   const suggestions = ['Nothing in the knowledge base clears the relevance threshold for this decision; do not invent guidance for it.'];
   const coverage = await approvedCoverage(deps.sql);
   const requested = canonicalTechnologies(input.technologies);
   const uncovered = requested.filter((t) => ![...coverage.technologies.keys()].some((name) => sameTechnology(name, t)));
   if (uncovered.length > 0) suggestions.push(`The knowledge base has no guidance for ${uncovered.join(', ')}.`);
-  const records = near.length > 0 ? await loadApprovedByIds(deps.sql, near.map((c) => c.id)) : [];
   const counted = (names: Iterable<string>, counts: Map<string, number>) =>
     [...new Set(names)].filter((n) => counts.has(n)).map((n) => `${n} (${counts.get(n)} record${counts.get(n) === 1 ? '' : 's'})`);
   const nearTech = counted(records.flatMap((r) => r.applies_to.map((a) => a.name)), coverage.technologies);
