@@ -288,6 +288,14 @@ export const SETTINGS = {
   dbSecretArn: text({ env: 'CHATCTX_DB_SECRET_ARN', runtimes: AWS, description: "the secret of the function's own database role" }),
   dbName: text({ env: 'CHATCTX_DB_NAME', runtimes: AWS, description: 'the database name' }),
   pepperSecretArn: text({ env: 'CHATCTX_PEPPER_SECRET_ARN', runtimes: AWS, description: 'the pepper secret (gateway, search, admin)' }),
+  keyCacheSeconds: integer({
+    env: 'CHATCTX_KEY_CACHE_SECONDS',
+    runtimes: AWS,
+    min: 0,
+    max: 3600,
+    default: 60,
+    description: 'seconds the gateway answers a known API key from memory before looking it up again; a revocation or quota change takes effect within this time (`0` looks up every request)',
+  }),
   quotaTableName: text({ env: 'CHATCTX_QUOTA_TABLE_NAME', runtimes: AWS, description: 'the DynamoDB quota table (gateway)' }),
   searchKnowledgeFunction: text({
     env: 'CHATCTX_TOOL_FUNCTION_SEARCH_KNOWLEDGE',

@@ -3,7 +3,8 @@
  * Both runtimes call it (the local Node server and the API Gateway Lambda), so
  * transport rules live here once:
  *
- *   path → Origin/Host (403) → method (405) → auth (401) → Accept (406)
+ *   path → Origin/Host (403) → method (405) → [GET in `close` mode: Accept (406),
+ *   stream, no auth] → auth (401) → Accept (406)
  *   → Content-Type (415) → size (413) → JSON (400/-32700) → quota (429)
  *   → a fresh MCP server + stateless transport → SSE-framed response.
  *
@@ -22,7 +23,7 @@ import { errorKind } from '../observability/logger.ts';
 import { authenticate, type Caller, type KeyResolver } from '../auth/bearer.ts';
 import { QuotaPolicy } from '../quota/quota-policy.ts';
 import { checkOrigin, type OriginPolicy } from './request-guards.ts';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { answerMessage, toolCallProblem } from './mcp-server.ts';
 import { HTTP, rpcError, type JsonRpcId } from './http-responses.ts';
 import { preflight, withCors } from './cors.ts';
@@ -90,6 +91,9 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
   async function answer(request: Request, context: RequestContext): Promise<Response> {
     if (request.method === 'OPTIONS') return preflight(request);
     if (request.method !== 'POST' && request.method !== 'GET') return HTTP.methodNotAllowed();
+    // A closing stream carries nothing and costs nothing: answer it before auth, so a
+    // connected client's reconnects never reach the key store or the quota store.
+    if (request.method === 'GET' && deps.config.getStream.mode === 'close') return openStream(request, context.clientIp);
 
     const auth = await authenticate(request.headers.get('authorization'), deps.keys, quota.guestsAllowed);
     if (!auth.ok) {
@@ -120,6 +124,8 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     if (rpc.method !== 'tools/call' || rpc.id === undefined) return answerMessage(deps.invoker, request, parsed);
     const problem = toolCallProblem((parsed as { params?: unknown }).params);
     if (problem) return rpcError(rpc.id, ErrorCode.InvalidParams, problem);
+    // A revision this server does not speak (a newer client probing) gets the SDK's 400 uncounted, so it can fall back.
+    if (!speaksProtocolVersion(request)) return answerMessage(deps.invoker, request, parsed);
 
     const outcome = await quota.consume(caller, subject);
     if (!outcome.allowed) {
@@ -130,6 +136,12 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     for (const [name, value] of Object.entries(outcome.headers)) response.headers.set(name, value);
     return response;
   }
+}
+
+/** False when the request names an `MCP-Protocol-Version` this server does not support. */
+function speaksProtocolVersion(request: Request): boolean {
+  const version = request.headers.get('mcp-protocol-version');
+  return version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version);
 }
 
 /** The POST body as one JSON-RPC message object, or the HTTP answer refusing it. */

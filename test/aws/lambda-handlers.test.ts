@@ -240,10 +240,10 @@ describe('AWS handlers', () => {
     expect((await preflight('https://evil.example')).status).toBe(403);
   });
 
-  it('answers GET with ": connected" and a retry hint, then closes (no idle Lambda time)', async () => {
+  it('answers GET with ": connected" and a one-hour retry hint, then closes (no idle Lambda time)', async () => {
     const res = await viaGateway()('https://abc123.execute-api.us-east-1.amazonaws.com/mcp', { headers: { Accept: 'text/event-stream' } });
     expect(res.status).toBe(200);
-    expect(await res.text()).toBe(': connected\nretry: 30000\n\n');
+    expect(await res.text()).toBe(': connected\nretry: 3600000\n\n');
   });
 });
 
