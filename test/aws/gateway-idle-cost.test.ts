@@ -13,6 +13,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mockClient } from 'aws-sdk-client-mock';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -27,6 +28,8 @@ import { SETTINGS, readSetting } from '../../lambdas/config/settings.ts';
 import { GET_STREAM_RETRY_MS, createGatewayHandler, gatewayDeps } from '../../lambdas/aws/gateway.ts';
 import { silentLogger } from '../../lambdas/observability/logger.ts';
 import { listen } from '../../lambdas/local/listen.ts';
+import { MCP_HEADERS } from '../support/mcp-client.ts';
+import { EXPECTED_PROBE_ANSWERS, probeNewerRevision } from '../support/protocol-probe.ts';
 
 const PEPPER_HEX = 'cd'.repeat(32);
 const HOUR = 3_600_000;
@@ -39,6 +42,7 @@ let dynamoServer: Server;
 let dynamoRequests = 0;
 let keys: KeyRepository;
 const secrets = mockClient(SecretsManagerClient);
+const lambda = mockClient(LambdaClient);
 
 /** Data API and DynamoDB requests so far. */
 const backendCalls = () => ({ dataApi: fixture.operations.length, dynamo: dynamoRequests });
@@ -95,6 +99,9 @@ beforeAll(async () => {
     [SETTINGS.keyCacheSeconds.env]: String(KEY_CACHE_SECONDS),
   });
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: PEPPER_HEX }) });
+  // Tool functions are not under test here: each answers with an empty result.
+  const empty = { content: [{ type: 'text', text: '{}' }], structuredContent: {} };
+  lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: new TextEncoder().encode(JSON.stringify(empty)) });
   const sql = new DataApiSql({
     client: new RDSDataClient({}),
     resourceArn: readSetting(process.env, 'dbClusterArn'),
@@ -111,6 +118,7 @@ afterEach(() => {
 
 afterAll(async () => {
   secrets.restore();
+  lambda.restore();
   await new Promise<void>((resolve) => dynamoServer?.close(() => resolve()));
   await fixture?.close();
 });
@@ -229,5 +237,22 @@ describe('an idle client on the AWS gateway', () => {
     expect(await hourWith(closing(GET_STREAM_RETRY_MS))).toEqual({ gets: 2, errors: 0, pendingTimers: 1 });
     // 405: the client takes "no stream here" silently and never asks again.
     expect(await hourWith(refusing)).toEqual({ gets: 1, errors: 0, pendingTimers: 0 });
+  });
+});
+
+describe('a newer-revision probe on the AWS gateway', () => {
+  it('is answered with 400 or -32601, costs the guest nothing, and the client falls back', async () => {
+    fakeClock('2026-03-02T15:00:30Z'); // one UTC day for the probes and the counted call
+    const via = gatewayFetch(productionGateway(), '203.0.113.80');
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      via.fetch(GATEWAY_URL, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    expect(await probeNewerRevision(post)).toEqual(EXPECTED_PROBE_ANSWERS);
+
+    const client = await connect(via);
+    expect(client.getServerVersion()?.name).toBe('chatctx-knowledge');
+    await client.close();
+    const counted = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'get_guidance', arguments: { ids: ['x'] } } });
+    expect(counted.status).toBe(200);
+    expect(counted.headers.get('x-guest-quota-remaining')).toBe('4');
   });
 });
