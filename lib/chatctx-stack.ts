@@ -1,7 +1,8 @@
 /**
  * The whole chatctx deployment in one stack: database (Aurora PostgreSQL
  * Serverless v2 + Data API), quota table, pepper, the Lambda functions, the
- * migrations custom resource and the public REST API with its WAF.
+ * migrations custom resource, the public REST API (with a WAF web ACL if asked
+ * for), and the alarms, dashboard and budget that watch them.
  *
  * The stack is environment-agnostic (no account/region lookups), so it synthesizes
  * offline without credentials. Its outputs are the MCP URL and the admin
@@ -13,6 +14,7 @@ import { Database } from './database.ts';
 import { McpApi } from './mcp-api.ts';
 import { McpFunctions } from './mcp-functions.ts';
 import { Migrations } from './migrations.ts';
+import { Operations } from './operations.ts';
 import { PepperSecret } from './pepper-secret.ts';
 import { QuotaTable } from './quota-table.ts';
 
@@ -67,11 +69,47 @@ export interface ChatctxStackProps extends StackProps {
   readonly throttlingBurstLimit?: number;
 
   /**
-   * Requests one IP may make in any 5 minutes before WAF answers 429.
+   * Whether a WAF web ACL with a per-IP rate rule guards the API stage.
+   *
+   * @default false
+   */
+  readonly waf?: boolean;
+
+  /**
+   * Requests one IP may make in any 5 minutes before WAF answers 429 (with `waf`).
    *
    * @default 1000
    */
   readonly perIpRateLimit?: number;
+
+  /**
+   * One database role and secret per tool function instead of one shared tool role.
+   *
+   * @default false
+   */
+  readonly perFunctionRoles?: boolean;
+
+  /**
+   * Custom domain names mapped to the API, accepted as `Host` besides the API's own
+   * execute-api host name.
+   *
+   * @default - none
+   */
+  readonly customDomains?: readonly string[];
+
+  /**
+   * E-mail address subscribed to the alarm topic.
+   *
+   * @default - none
+   */
+  readonly alarmEmail?: string;
+
+  /**
+   * Monthly cost budget in USD, notifying the alarm topic.
+   *
+   * @default - no budget
+   */
+  readonly monthlyBudgetUsd?: number;
 
   /**
    * Whether to create and register API Gateway's account-level CloudWatch Logs
@@ -95,6 +133,8 @@ export class ChatctxStack extends Stack {
   public readonly migrations: Migrations;
   /** The public REST API. */
   public readonly api: McpApi;
+  /** Alarms, dashboard and budget. */
+  public readonly operations: Operations;
 
   constructor(scope: Construct, id: string, props: ChatctxStackProps = {}) {
     super(scope, id, {
@@ -106,6 +146,7 @@ export class ChatctxStack extends Stack {
       minCapacity: props.minCapacity,
       maxCapacity: props.maxCapacity,
       deletionProtection: props.deletionProtection,
+      perFunctionRoles: props.perFunctionRoles,
     });
     this.quotaTable = new QuotaTable(this, 'QuotaTable');
     this.pepper = new PepperSecret(this, 'Pepper');
@@ -128,8 +169,23 @@ export class ChatctxStack extends Stack {
       siteFunction: this.functions.site.function,
       throttlingRateLimit: props.throttlingRateLimit,
       throttlingBurstLimit: props.throttlingBurstLimit,
+      waf: props.waf,
       perIpRateLimit: props.perIpRateLimit,
       cloudWatchRole: props.apiGatewayCloudWatchRole,
+    });
+    this.functions.allowHosts([this.api.executeApiHost, ...(props.customDomains ?? [])]);
+
+    const { gateway, searchKnowledge, getGuidance, submitFeedback } = this.functions;
+    this.operations = new Operations(this, 'Operations', {
+      api: this.api,
+      requestPathFunctions: Object.fromEntries(
+        Object.entries({ gateway, searchKnowledge, getGuidance, submitFeedback }).map(([name, fn]) => [name, fn.function]),
+      ),
+      database: this.database,
+      canPause: (props.minCapacity ?? 0) === 0,
+      quotaTable: this.quotaTable,
+      alarmEmail: props.alarmEmail,
+      monthlyBudgetUsd: props.monthlyBudgetUsd,
     });
 
     new CfnOutput(this, 'McpUrl', {

@@ -5,9 +5,10 @@
  * which authenticates each call with a Secrets Manager secret.
  *
  * Owns the cluster, its master secret (used only by the admin and migrate
- * functions) and one secret per least-privilege database role. It does not create
- * the roles inside Postgres or grant them anything: the migrate function does that
- * on every deploy from `roleSecrets` (see `migrations.ts`).
+ * functions) and one secret per least-privilege database role of the chosen layout
+ * (`databaseRolePurposes`). It does not create the roles inside Postgres or grant
+ * them anything: the migrate function does that on every deploy from `roleSecrets`
+ * (see `migrations.ts`).
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -21,18 +22,31 @@ import type { RoleName } from '../lambdas/storage/database-roles.ts';
 
 /** The Postgres roles the functions log in as, by purpose. */
 export const DATABASE_ROLES = {
-  /** search_knowledge: reads approved records, writes search events and the embedding cache. */
+  /** search_knowledge (per-function layout): reads approved records, writes search events and the embedding cache. */
   search: 'chatctx_search',
-  /** get_guidance: reads approved records. */
+  /** get_guidance (per-function layout): reads approved records. */
   reader: 'chatctx_reader',
-  /** submit_feedback: inserts feedback. */
+  /** submit_feedback (per-function layout): inserts feedback. */
   feedback: 'chatctx_feedback',
+  /** The three tools together (default layout): the union of the three above, no API keys. */
+  runtime: 'chatctx_runtime',
   /** The MCP gateway: looks up API keys and records their last use. */
   gateway: 'chatctx_gateway',
 } as const satisfies Record<string, RoleName>;
 
 export type DatabaseRolePurpose = keyof typeof DATABASE_ROLES;
 export type DatabaseRoleName = (typeof DATABASE_ROLES)[DatabaseRolePurpose];
+/** The role purposes of the three tool functions in the per-function layout. */
+export type ToolRolePurpose = 'search' | 'reader' | 'feedback';
+
+/**
+ * The roles (and so the Secrets Manager secrets) a layout uses. Each secret costs
+ * USD 0.40 a month, so by default the tools share one role; the gateway always
+ * keeps its own, because it alone may read API key hashes.
+ */
+export function databaseRolePurposes(perFunctionRoles: boolean): readonly DatabaseRolePurpose[] {
+  return perFunctionRoles ? ['search', 'reader', 'feedback', 'gateway'] : ['runtime', 'gateway'];
+}
 
 /** The Data API calls a function needs to run statements and transactions. */
 export const DATA_API_ACTIONS = [
@@ -40,8 +54,13 @@ export const DATA_API_ACTIONS = [
   'rds-data:CommitTransaction', 'rds-data:RollbackTransaction',
 ] as const;
 
-/** The engine: PostgreSQL 16 with auto-pause (0 ACU) support and pgvector. */
-export const DATABASE_ENGINE_VERSION = rds.AuroraPostgresEngineVersion.VER_16_6;
+/**
+ * The engine, chosen here and nowhere else: Aurora PostgreSQL 16.8, which has
+ * auto-pause (0 ACU), the Data API for Serverless v2 and pgvector. Minor upgrades
+ * inside 16 are applied by RDS (`autoMinorVersionUpgrade`); a major upgrade is a
+ * deliberate change of this line.
+ */
+export const DATABASE_ENGINE_VERSION = rds.AuroraPostgresEngineVersion.VER_16_8;
 
 const SECRET_ROTATION_REASON =
   'A rotation Lambda must reach the database over the network, i.e. join the isolated VPC and get a Secrets Manager ' +
@@ -86,6 +105,14 @@ export interface DatabaseProps {
    * @default 'chatctx'
    */
   readonly databaseName?: string;
+
+  /**
+   * One database role (and secret) per tool function instead of one shared tool
+   * role: stricter separation between the tools for USD 0.80 a month more.
+   *
+   * @default false
+   */
+  readonly perFunctionRoles?: boolean;
 }
 
 export class Database extends Construct {
@@ -95,8 +122,13 @@ export class Database extends Construct {
   public readonly cluster: rds.DatabaseCluster;
   /** The master user's secret. Only the admin and migrate functions may read it. */
   public readonly masterSecret: secretsmanager.ISecret;
-  /** One secret per least-privilege role, `{"username": role, "password": …}` plus the cluster's address. */
-  public readonly roleSecrets: Readonly<Record<DatabaseRolePurpose, secretsmanager.ISecret>>;
+  /**
+   * One secret per role of the layout, `{"username": role, "password": …}` plus the
+   * cluster's address; roles of the other layout are absent.
+   */
+  public readonly roleSecrets: Readonly<Partial<Record<DatabaseRolePurpose, secretsmanager.ISecret>>>;
+  /** Whether each tool function has its own role. */
+  public readonly perFunctionRoles: boolean;
   /** The database the functions use. */
   public readonly databaseName: string;
 
@@ -156,8 +188,10 @@ export class Database extends Construct {
       });
     }
 
-    const roleSecrets = {} as Record<DatabaseRolePurpose, secretsmanager.ISecret>;
-    for (const [purpose, username] of Object.entries(DATABASE_ROLES) as [DatabaseRolePurpose, DatabaseRoleName][]) {
+    this.perFunctionRoles = props.perFunctionRoles ?? false;
+    const roleSecrets: Partial<Record<DatabaseRolePurpose, secretsmanager.ISecret>> = {};
+    for (const purpose of databaseRolePurposes(this.perFunctionRoles)) {
+      const username = DATABASE_ROLES[purpose];
       // DatabaseSecret's generated password leaves out quotes, backslashes and other
       // characters that would need escaping in `CREATE ROLE … PASSWORD '…'`.
       const secret = new rds.DatabaseSecret(this, `${pascal(purpose)}Secret`, {
@@ -172,6 +206,18 @@ export class Database extends Construct {
     if (masterSecretResource) {
       Validations.of(masterSecretResource).acknowledge({ id: 'AwsSolutions::AwsSolutions-SMG4', reason: SECRET_ROTATION_REASON });
     }
+  }
+
+  /** The role a tool function logs in as: its own, or the shared tool role. */
+  public toolRole(purpose: ToolRolePurpose): DatabaseRolePurpose {
+    return this.perFunctionRoles ? purpose : 'runtime';
+  }
+
+  /** The secret of a role of this layout; asking for another layout's role is a wiring error. */
+  public roleSecret(purpose: DatabaseRolePurpose): secretsmanager.ISecret {
+    const secret = this.roleSecrets[purpose];
+    if (!secret) throw new Error(`the ${DATABASE_ROLES[purpose]} role is not part of this layout`);
+    return secret;
   }
 
   /**

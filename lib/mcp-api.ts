@@ -1,18 +1,20 @@
 /**
  * The public front door: an API Gateway REST API with `/mcp` (POST, GET, DELETE) on
  * the gateway function and the documentation files on the site function, one
- * stage (`v1`) with throttling, JSON access logs, X-Ray, and a WAF web ACL that
- * limits each client IP.
+ * stage (`v1`) with throttling, JSON access logs, X-Ray, JSON-RPC-shaped gateway
+ * responses, and, when asked for, a WAF web ACL that limits each client IP.
  *
  * Why a REST API and not an HTTP API: a WAFv2 web ACL (and with it the per-IP
  * rate-based rule) can be associated with a REST API stage but not with an HTTP
- * API, and Lambda response streaming is offered for REST APIs only.
+ * API, and Lambda response streaming is offered for REST APIs only. The web ACL is
+ * opt-in because it costs about USD 6 a month before the first request; without it
+ * the stage throttling and the gateway's per-IP guest quota still apply.
  *
  * There are no API keys, usage plans or authorizers here: the gateway function
  * authenticates bearer keys and counts quotas itself, the same way the local server
  * does. Access logs carry no query string, no headers and no body.
  */
-import { Validations } from 'aws-cdk-lib';
+import { Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -41,9 +43,16 @@ export const MCP_METHODS = ['POST', 'GET', 'DELETE', 'OPTIONS'] as const;
  * The access log line: who (source IP), what (method and resource path, never the
  * raw path with its query string), the outcome and timings. Values are quoted so
  * that a missing value (`-`) still makes valid JSON.
+ *
+ * Finding a request's Lambda logs: `xrayTraceId` is the trace the gateway function
+ * and the tool functions it invokes run in (the SDK passes the trace header on), and
+ * the Powertools logger writes it into every line as `xray_trace_id`;
+ * `integrationRequestId` is the gateway function's own request id.
  */
 export const ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
   requestId: apigateway.AccessLogField.contextRequestId(),
+  xrayTraceId: apigateway.AccessLogField.contextXrayTraceId(),
+  integrationRequestId: apigateway.AccessLogField.contextAwsEndpointRequestId(),
   ip: apigateway.AccessLogField.contextIdentitySourceIp(),
   httpMethod: apigateway.AccessLogField.contextHttpMethod(),
   resourcePath: apigateway.AccessLogField.contextResourcePath(),
@@ -82,8 +91,16 @@ export interface McpApiProps {
   readonly throttlingBurstLimit?: number;
 
   /**
+   * Whether to put a WAF web ACL with a per-IP rate-based rule on the stage (about
+   * USD 6 a month plus USD 0.60 per million requests).
+   *
+   * @default false
+   */
+  readonly waf?: boolean;
+
+  /**
    * Requests one client IP may make in any 5-minute window before WAF answers 429
-   * (10–2,000,000,000).
+   * (10–2,000,000,000). Used only with `waf`.
    *
    * @default 1000
    */
@@ -115,10 +132,12 @@ export class McpApi extends Construct {
   public readonly accessLogGroup: logs.LogGroup;
   /** Where API Gateway writes its execution logs (errors only) for the stage. */
   public readonly executionLogGroup: logs.LogGroup;
-  /** The web ACL guarding the stage. */
-  public readonly webAcl: wafv2.CfnWebACL;
+  /** The web ACL guarding the stage, if `waf` is on. */
+  public readonly webAcl?: wafv2.CfnWebACL;
   /** The MCP endpoint's URL (`https://…/v1/mcp`). */
   public readonly mcpUrl: string;
+  /** The API's own host name, `<api id>.execute-api.<region>.<url suffix>`. */
+  public readonly executeApiHost: string;
 
   constructor(scope: Construct, id: string, props: McpApiProps) {
     super(scope, id);
@@ -149,6 +168,8 @@ export class McpApi extends Construct {
     });
     this.stage = this.api.deploymentStage;
     this.mcpUrl = `${this.api.url}mcp`;
+    const { region, urlSuffix } = Stack.of(this);
+    this.executeApiHost = `${this.api.restApiId}.execute-api.${region}.${urlSuffix}`;
     // The stack outputs the MCP URL itself; the API root URL it would add is not an endpoint.
     this.api.node.tryRemoveChild('Endpoint');
 
@@ -167,23 +188,31 @@ export class McpApi extends Construct {
     const site = new apigateway.LambdaIntegration(props.siteFunction, { allowTestInvoke: false });
     for (const path of PUBLIC_DOC_PATHS) this.api.root.addResource(path.slice(1)).addMethod('GET', site);
 
-    this.webAcl = this.perIpRateLimitAcl(perIpRateLimit);
-    const association = new wafv2.CfnWebACLAssociation(this, 'WebAclAssociation', {
-      resourceArn: this.stage.stageArn,
-      webAclArn: this.webAcl.attrArn,
-    });
-    // The stage ARN is built from names, so CloudFormation would not order these by itself.
-    association.node.addDependency(this.stage);
+    addJsonRpcGatewayResponses(this.api);
 
-    this.acknowledgeNagFindings(props.cloudWatchRole ?? true);
+    const waf = props.waf ?? false;
+    if (waf) {
+      this.webAcl = this.perIpRateLimitAcl(perIpRateLimit);
+      const association = new wafv2.CfnWebACLAssociation(this, 'WebAclAssociation', {
+        resourceArn: this.stage.stageArn,
+        webAclArn: this.webAcl.attrArn,
+      });
+      // The stage ARN is built from names, so CloudFormation would not order these by itself.
+      association.node.addDependency(this.stage);
+    }
+
+    this.acknowledgeNagFindings(props.cloudWatchRole ?? true, waf);
   }
 
-  /** A WAF web ACL that answers 429 to an IP over its request budget. */
+  /** A WAF web ACL that answers 429 (JSON-RPC body, Retry-After) to an IP over its request budget. */
   private perIpRateLimitAcl(perIpRateLimit: number): wafv2.CfnWebACL {
     return new wafv2.CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
       description: 'chatctx API: per-IP rate limit',
       defaultAction: { allow: {} },
+      customResponseBodies: {
+        [RATE_LIMITED_BODY_KEY]: { contentType: 'APPLICATION_JSON', content: jsonRpcError(RATE_LIMITED_MESSAGE) },
+      },
       // Sampled requests would show request headers, bearer keys included, in the
       // WAF console; metrics are enough.
       visibilityConfig: { cloudWatchMetricsEnabled: true, metricName: 'chatctx-api', sampledRequestsEnabled: false },
@@ -191,7 +220,16 @@ export class McpApi extends Construct {
         {
           name: 'per-ip-rate-limit',
           priority: 0,
-          action: { block: { customResponse: { responseCode: 429 } } },
+          action: {
+            block: {
+              customResponse: {
+                responseCode: 429,
+                customResponseBodyKey: RATE_LIMITED_BODY_KEY,
+                // The rule counts over 5 minutes and re-evaluates about every minute.
+                responseHeaders: [{ name: 'Retry-After', value: '60' }],
+              },
+            },
+          },
           statement: {
             rateBasedStatement: { limit: perIpRateLimit, aggregateKeyType: 'IP', evaluationWindowSec: 300 },
           },
@@ -206,7 +244,15 @@ export class McpApi extends Construct {
   }
 
   /** The cdk-nag findings this API accepts, each with its reason. */
-  private acknowledgeNagFindings(cloudWatchRole: boolean): void {
+  private acknowledgeNagFindings(cloudWatchRole: boolean, waf: boolean): void {
+    if (!waf) {
+      Validations.of(this.stage).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-APIG3',
+        reason:
+          'The WAF web ACL is opt-in (context chatctx:waf) because it costs about USD 6 a month before any request. ' +
+          'Without it the stage throttles all clients together and the gateway function limits each guest IP per day.',
+      });
+    }
     Validations.of(this.api).acknowledge(
       {
         id: 'AwsSolutions::AwsSolutions-APIG2',
@@ -234,6 +280,54 @@ export class McpApi extends Construct {
           'of the account and region, so it cannot be scoped to this stack’s log groups.',
       });
     }
+  }
+}
+
+/** The WAF rule's response body key. */
+const RATE_LIMITED_BODY_KEY = 'rate-limited';
+const RATE_LIMITED_MESSAGE = 'Too many requests from this address; retry after the Retry-After seconds.';
+
+/** A JSON-RPC 2.0 error response without an id (API Gateway cannot know the request's). */
+function jsonRpcError(message: string, data?: string): string {
+  const dataPart = data === undefined ? '' : `,"data":${data}`;
+  return `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":${JSON.stringify(message)}${dataPart}}}`;
+}
+
+interface GatewayResponseSpec {
+  readonly type: apigateway.ResponseType;
+  readonly message: string;
+  /** The status to answer with, if not API Gateway's own for this type. */
+  readonly statusCode?: string;
+  /** Seconds a client should wait before trying again. */
+  readonly retryAfter?: number;
+}
+
+/**
+ * What API Gateway answers when the request never reaches (or never hears back
+ * from) the gateway function. MCP clients parse JSON-RPC, so these answers are
+ * JSON-RPC errors too, with API Gateway's request id in `error.data` (the access
+ * log's `requestId`), and `Retry-After` where waiting helps.
+ */
+export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
+  { type: apigateway.ResponseType.DEFAULT_4XX, message: 'The request was rejected before it reached the MCP server.' },
+  { type: apigateway.ResponseType.DEFAULT_5XX, message: 'The MCP server is unavailable; try again.', retryAfter: 5 },
+  // API Gateway answers an unknown path with 403 "Missing Authentication Token"; it is a 404.
+  { type: apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN, message: 'No such path. The MCP endpoint is /mcp under the stage.', statusCode: '404' },
+  { type: apigateway.ResponseType.THROTTLED, message: 'The service is busy; retry after the Retry-After seconds.', retryAfter: 1 },
+  { type: apigateway.ResponseType.QUOTA_EXCEEDED, message: 'Quota exceeded; retry after the Retry-After seconds.', retryAfter: 60 },
+  { type: apigateway.ResponseType.WAF_FILTERED, message: 'The request was blocked by the web application firewall.' },
+  { type: apigateway.ResponseType.INTEGRATION_TIMEOUT, message: 'The MCP server did not answer in time; try again.', retryAfter: 5 },
+  { type: apigateway.ResponseType.INTEGRATION_FAILURE, message: 'The MCP server failed to answer; try again.', retryAfter: 5 },
+];
+
+function addJsonRpcGatewayResponses(api: apigateway.RestApi): void {
+  for (const spec of GATEWAY_RESPONSES) {
+    api.addGatewayResponse(`${spec.type.responseType}Response`, {
+      type: spec.type,
+      statusCode: spec.statusCode,
+      responseHeaders: spec.retryAfter === undefined ? undefined : { 'Retry-After': `'${spec.retryAfter}'` },
+      templates: { 'application/json': jsonRpcError(spec.message, '{"request_id":"$context.requestId"}') },
+    });
   }
 }
 

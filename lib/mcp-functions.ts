@@ -4,23 +4,27 @@
  * | function          | may                                                                                           |
  * |-------------------|-----------------------------------------------------------------------------------------------|
  * | gateway (`/mcp`)  | Data API as `chatctx_gateway`, read the pepper, Get/UpdateItem on the quota table, invoke the three tools |
- * | search_knowledge  | Data API as `chatctx_search`, read the pepper, InvokeModel on Titan Text Embeddings V2        |
- * | get_guidance      | Data API as `chatctx_reader`                                                                  |
- * | submit_feedback   | Data API as `chatctx_feedback`                                                                |
+ * | search_knowledge  | Data API as the tool role, read the pepper, InvokeModel on Titan Text Embeddings V2           |
+ * | get_guidance      | Data API as the tool role                                                                     |
+ * | submit_feedback   | Data API as the tool role                                                                     |
  * | admin             | Data API as master, read the pepper, InvokeModel on Titan Text Embeddings V2                  |
- * | migrate           | Data API as master, read every role secret                                                    |
+ * | migrate           | Data API as master, read every role secret of the layout                                      |
  * | site              | nothing                                                                                       |
  *
- * "Data API as X" means the rds-data statement/transaction calls on the cluster plus
- * reading X's secret, and no other secret. No function joins the VPC. Wiring to
- * API Gateway is `mcp-api.ts`; running migrate on deploy is `migrations.ts`.
+ * "The tool role" is `chatctx_runtime`, shared by the three tools (default), or with
+ * per-function roles `chatctx_search`, `chatctx_reader` and `chatctx_feedback`
+ * respectively (`lambdas/storage/database-roles.ts` holds their grants; only
+ * `chatctx_gateway` may read API keys). "Data API as X" means the rds-data
+ * statement/transaction calls on the cluster plus reading X's secret, and no other
+ * secret. No function joins the VPC. Wiring to API Gateway is `mcp-api.ts`; running
+ * migrate on deploy is `migrations.ts`.
  */
-import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { copyFilesAfterBundling } from './bundling.ts';
-import { DATABASE_ROLES, type Database, type DatabaseRolePurpose } from './database.ts';
+import { DATABASE_ROLES, databaseRolePurposes, type Database, type DatabaseRolePurpose, type ToolRolePurpose } from './database.ts';
 import { ChatctxFunction } from './lambda-function.ts';
 import type { QuotaTable } from './quota-table.ts';
 import { SETTINGS, TITAN_EMBED_TEXT_V2, settingDefault } from '../lambdas/config/settings.ts';
@@ -90,6 +94,7 @@ export class McpFunctions extends Construct {
   public readonly migrate: ChatctxFunction;
   /** Serves the public documentation files. */
   public readonly site: ChatctxFunction;
+  private allowedHosts?: readonly string[];
 
   constructor(scope: Construct, id: string, props: McpFunctionsProps) {
     super(scope, id);
@@ -99,7 +104,7 @@ export class McpFunctions extends Construct {
     const grants = new Grants(this, props);
 
     // Tools. Their timeouts stay below the gateway's so the gateway can answer.
-    this.searchKnowledge = this.embeddingFunction(grants, 'SearchKnowledge', 'search', {
+    this.searchKnowledge = this.embeddingFunction(grants, 'SearchKnowledge', props.database.toolRole('search'), {
       entry: FUNCTION_ENTRIES.searchKnowledge,
       description: 'chatctx tool search_knowledge',
       timeout: Duration.seconds(20),
@@ -112,7 +117,7 @@ export class McpFunctions extends Construct {
       description: 'chatctx owner operations (IAM invoke only)',
       timeout: Duration.minutes(15),
     });
-    this.migrate = this.migrateFunction(grants);
+    this.migrate = this.migrateFunction(grants, props.database);
     this.site = new ChatctxFunction(this, 'Site', {
       entry: FUNCTION_ENTRIES.site,
       description: 'chatctx public documentation files',
@@ -121,6 +126,7 @@ export class McpFunctions extends Construct {
       environment: { [env('guestDailyLimit')]: String(guestDailyLimit) },
       commandHooks: BUNDLED_FILES.site,
     });
+    this.node.addValidation({ validate: () => (this.allowedHosts ? [] : ['the gateway has no allowed hosts: call allowHosts()']) });
   }
 
   /**
@@ -140,7 +146,8 @@ export class McpFunctions extends Construct {
   }
 
   /** A tool that needs nothing but its own database role. */
-  private toolFunction(grants: Grants, id: string, tool: string, entry: string, purpose: DatabaseRolePurpose): ChatctxFunction {
+  private toolFunction(grants: Grants, id: string, tool: string, entry: string, toolPurpose: ToolRolePurpose): ChatctxFunction {
+    const purpose = grants.toolRole(toolPurpose);
     const fn = new ChatctxFunction(this, id, {
       entry,
       description: `chatctx tool ${tool}`,
@@ -167,8 +174,8 @@ export class McpFunctions extends Construct {
         [env('getGuidanceFunction')]: this.getGuidance.function.functionName,
         [env('submitFeedbackFunction')]: this.submitFeedback.function.functionName,
         [env('guestDailyLimit')]: String(guestDailyLimit),
-        // API Gateway only routes requests for its own host names to the function.
-        [env('allowedHosts')]: '*',
+        // Set explicitly so the template shows how long a revoked key may still work.
+        [env('keyCacheSeconds')]: String(settingDefault('keyCacheSeconds')),
         [env('allowedOrigins')]: allowedOrigins.join(','),
       },
     });
@@ -185,8 +192,8 @@ export class McpFunctions extends Construct {
     return fn;
   }
 
-  private migrateFunction(grants: Grants): ChatctxFunction {
-    const purposes = Object.keys(DATABASE_ROLES) as DatabaseRolePurpose[];
+  private migrateFunction(grants: Grants, database: Database): ChatctxFunction {
+    const purposes = databaseRolePurposes(database.perFunctionRoles);
     const fn = new ChatctxFunction(this, 'Migrate', {
       entry: FUNCTION_ENTRIES.migrate,
       description: 'chatctx schema migrations and database roles (run on deploy)',
@@ -203,6 +210,25 @@ export class McpFunctions extends Construct {
     grants.databaseAs(fn, 'master');
     for (const purpose of purposes) grants.secret(purpose).grantRead(fn.role);
     return fn;
+  }
+
+  /**
+   * Sets the `Host` values the gateway accepts (DNS rebinding protection): the API's
+   * own execute-api host name and any custom domain names mapped to it. The stack
+   * calls this once the API exists: the API's id is known only then, and the
+   * RestApi resource itself does not depend on the function (its methods do), so
+   * the reference makes no cycle.
+   */
+  public allowHosts(hosts: readonly string[]): void {
+    if (this.allowedHosts) throw new Error('allowHosts may be called once');
+    for (const host of hosts) {
+      if (!Token.isUnresolved(host) && !HOST_NAME.test(host)) {
+        throw new Error(`allowed hosts must be host names like mcp.example.com (no scheme, port, path or "*"), got "${host}"`);
+      }
+    }
+    if (hosts.length === 0) throw new Error('allowHosts needs at least the API\'s own host name');
+    this.allowedHosts = [...hosts];
+    this.gateway.function.addEnvironment(env('allowedHosts'), hosts.join(','));
   }
 
   /** Every function, by its id. */
@@ -230,6 +256,9 @@ function validate(guestDailyLimit: number, allowedOrigins: readonly string[]): v
   }
 }
 
+/** A DNS host name: labels of letters, digits and hyphens, at least one dot. */
+const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
 /** Bedrock embeddings for queries and records, as the search and admin functions use them. */
 const EMBEDDING_ENVIRONMENT = { [env('embeddings')]: 'bedrock', [env('bedrockModelId')]: TITAN_EMBED_TEXT_V2 };
 
@@ -255,7 +284,11 @@ class Grants {
   }
 
   secret(purpose: SecretPurpose): secretsmanager.ISecret {
-    return purpose === 'master' ? this.database.masterSecret : this.database.roleSecrets[purpose];
+    return purpose === 'master' ? this.database.masterSecret : this.database.roleSecret(purpose);
+  }
+
+  toolRole(purpose: ToolRolePurpose): DatabaseRolePurpose {
+    return this.database.toolRole(purpose);
   }
 
   /** The Data API settings for connecting as `purpose`'s role. */

@@ -6,10 +6,12 @@
  * CloudFormation calls a custom resource again only when its properties change.
  * The properties are therefore a content hash of the migration files and of the
  * role grants (`lambdas/storage/database-roles.ts`), the role names and the role
- * secrets' ARNs, and nothing time-based (a timestamp would make every synth differ):
- * a deploy that changes a migration, a grant, a role or a role secret runs migrate;
- * any other deploy has nothing for it to do. Migrations are idempotent, so a
- * repeated run is harmless.
+ * secrets' ARNs, and the cluster's ARN and database name, and nothing time-based (a
+ * timestamp would make every synth differ): a deploy that changes a migration, a
+ * grant, a role or a role secret runs migrate, and so does one that replaces the
+ * cluster (an empty database needs the schema and the roles again); any other
+ * deploy has nothing for it to do. Migrations are idempotent, so a repeated run is
+ * harmless.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -21,7 +23,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { PROJECT_ROOT } from './bundling.ts';
-import { DATABASE_ROLES, type Database, type DatabaseRolePurpose } from './database.ts';
+import { DATABASE_ROLES, databaseRolePurposes, type Database } from './database.ts';
 import { MIGRATION_FILE_PATTERN } from '../lambdas/storage/migrations.ts';
 import { ROLE_GRANTS } from '../lambdas/storage/database-roles.ts';
 
@@ -105,14 +107,17 @@ export class Migrations extends Construct {
         'the wildcard covers nothing but the migrate function.',
     });
 
-    const purposes = Object.keys(DATABASE_ROLES) as DatabaseRolePurpose[];
+    const purposes = databaseRolePurposes(database.perFunctionRoles);
     this.resource = new CustomResource(this, 'Resource', {
       serviceToken: this.provider.serviceToken,
       resourceType: MIGRATIONS_RESOURCE_TYPE,
       properties: {
         SchemaHash: this.schemaHash,
         Roles: purposes.map((purpose) => DATABASE_ROLES[purpose]),
-        RoleSecretArns: purposes.map((purpose) => database.roleSecrets[purpose].secretArn),
+        RoleSecretArns: purposes.map((purpose) => database.roleSecret(purpose).secretArn),
+        // A replaced cluster has a new identifier (and so ARN): migrate runs against it.
+        ClusterArn: database.cluster.clusterArn,
+        DatabaseName: database.databaseName,
       },
     });
     // The cluster construct holds the writer instance and the master secret's

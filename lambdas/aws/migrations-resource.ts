@@ -1,8 +1,9 @@
 /**
  * The `Custom::ChatctxMigrations` resource's work: apply `schema/` migrations
- * under an advisory lock, then create or update the per-function database roles,
- * and answer CloudFormation (through the CDK Provider framework) with what was
- * done. Idempotent; Delete does nothing, because data outlives the stack resource.
+ * under an advisory lock, then create or update the database roles (retiring any
+ * the stack no longer uses), and answer CloudFormation (through the CDK Provider
+ * framework) with what was done. Idempotent; Delete does nothing, because data
+ * outlives the stack resource.
  */
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import type { Sql } from '../ports/sql.ts';

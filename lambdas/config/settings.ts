@@ -166,7 +166,7 @@ export const SETTINGS = {
     runtimes: BOTH,
     defaultText: 'none',
     description:
-      '`Host` values accepted besides the runtime\'s own (locally the loopback names and `HOST`); comma-separated, `*` for any. The stack sets `*`: API Gateway routes only its own host names',
+      '`Host` values accepted besides the runtime\'s own (locally the loopback names and `HOST`); comma-separated, `*` for any. The stack sets the API\'s execute-api host name plus the context key `chatctx:customDomains`',
   }),
   allowedOrigins: list({
     env: 'CHATCTX_ALLOWED_ORIGINS',

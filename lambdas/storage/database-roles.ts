@@ -1,55 +1,104 @@
 /**
- * Database roles for least privilege on AWS: each function talks to Aurora (Data
- * API) as its own login role, whose password lives in its own Secrets Manager
- * secret, with grants for exactly the statements it runs. The migrate function
- * (master user) creates the roles, sets their passwords from the secrets and
- * re-applies the grants on every deploy, so a new table never stays open or closed
- * by accident. Role names are constants of this module, never input.
+ * Database roles for least privilege on AWS: the functions talk to Aurora (Data
+ * API) as login roles whose passwords live in Secrets Manager, with grants for
+ * exactly the statements they run. The migrate function (master user) creates the
+ * roles, sets their passwords from the secrets and re-applies the grants on every
+ * deploy, so a new table never stays open or closed by accident. Role names are
+ * constants of this module, never input.
+ *
+ * Two layouts, chosen by the stack (`lib/database.ts`): by default the three tool
+ * functions share `chatctx_runtime` (the union of the three tool roles' grants) and
+ * the gateway keeps `chatctx_gateway`, the only role that may read API keys; with
+ * per-function roles each tool has its own. No role here may run DDL.
  */
 import type { Sql } from '../ports/sql.ts';
 import type { RoleCredentials } from '../ports/secrets.ts';
 
-export const ROLE_GRANTS = {
+/** What each function's statements need, as `GRANT <privilege> TO <role>` without the role. */
+const PRIVILEGES = {
   /**
    * search_knowledge: read guidance and retrieval tables, write analytics and the
    * query-embedding cache, and delete analytics past their retention (by age only:
    * it may read no column of search_events but the time).
    */
-  chatctx_search: [
-    'GRANT SELECT ON records, record_applies_to, record_sources, record_terms, term_stats, corpus_stats, record_passages TO chatctx_search',
-    'GRANT SELECT, INSERT, UPDATE ON embedding_cache TO chatctx_search',
-    'GRANT INSERT ON search_events TO chatctx_search',
-    'GRANT SELECT (created_at), DELETE ON search_events TO chatctx_search',
-    'GRANT USAGE ON SEQUENCE search_events_id_seq TO chatctx_search',
+  search: [
+    'SELECT ON records, record_applies_to, record_sources, record_terms, term_stats, corpus_stats, record_passages',
+    'SELECT, INSERT, UPDATE ON embedding_cache',
+    'INSERT ON search_events',
+    'SELECT (created_at), DELETE ON search_events',
+    'USAGE ON SEQUENCE search_events_id_seq',
   ],
   /** get_guidance: read approved records and their children. */
-  chatctx_reader: ['GRANT SELECT ON records, record_applies_to, record_sources TO chatctx_reader'],
+  reader: ['SELECT ON records, record_applies_to, record_sources'],
   /** submit_feedback: insert feedback, and check that the record it names is approved (three columns, no text). */
-  chatctx_feedback: ['GRANT INSERT ON feedback TO chatctx_feedback', 'GRANT SELECT (id, slug, status) ON records TO chatctx_feedback'],
+  feedback: ['INSERT ON feedback', 'SELECT (id, slug, status) ON records'],
   /** MCP gateway: look up a key by its hash and stamp its last use (to the hour, only when the hour changed). */
-  chatctx_gateway: [
-    'GRANT SELECT (id, key_hash, daily_quota, revoked_at, last_used_at) ON api_keys TO chatctx_gateway',
-    'GRANT UPDATE (last_used_at) ON api_keys TO chatctx_gateway',
-  ],
+  gateway: ['SELECT (id, key_hash, daily_quota, revoked_at, last_used_at) ON api_keys', 'UPDATE (last_used_at) ON api_keys'],
 } as const;
+
+const grantsTo = (role: string, ...privileges: (readonly string[])[]): string[] =>
+  [...new Set(privileges.flat())].map((privilege) => `GRANT ${privilege} TO ${role}`);
+
+export const ROLE_GRANTS = {
+  chatctx_search: grantsTo('chatctx_search', PRIVILEGES.search),
+  chatctx_reader: grantsTo('chatctx_reader', PRIVILEGES.reader),
+  chatctx_feedback: grantsTo('chatctx_feedback', PRIVILEGES.feedback),
+  /** The three tools in one role: everything they may do together, still no API keys. */
+  chatctx_runtime: grantsTo('chatctx_runtime', PRIVILEGES.search, PRIVILEGES.reader, PRIVILEGES.feedback),
+  chatctx_gateway: grantsTo('chatctx_gateway', PRIVILEGES.gateway),
+} as const satisfies Record<string, readonly string[]>;
 
 export type RoleName = keyof typeof ROLE_GRANTS;
 
-/** Creates or updates every role, its password and its grants. */
+/**
+ * Creates or updates every role `credentials` names (password and grants), and
+ * retires every other role of `ROLE_GRANTS` that exists: a role the stack no longer
+ * uses (after switching layouts) keeps neither its login nor any privilege.
+ *
+ * Each role is rebuilt in one transaction: its grants are revoked and granted
+ * again, so that a grant removed from `ROLE_GRANTS` disappears, and nobody sees the
+ * state between the REVOKE and the GRANTs (a function running a statement at that
+ * moment would get "permission denied"). Role DDL is transactional in Postgres.
+ */
 export async function applyRoles(sql: Sql, credentials: Readonly<Record<string, RoleCredentials>>): Promise<string[]> {
-  const applied: string[] = [];
-  for (const role of Object.keys(ROLE_GRANTS) as RoleName[]) {
+  const roles = Object.keys(ROLE_GRANTS) as RoleName[];
+  for (const role of roles) {
     const secret = credentials[role];
-    if (!secret) continue;
-    if (secret.username !== role) throw new Error(`The secret for ${role} names another user.`);
-    await sql.query(`DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${role}') THEN CREATE ROLE ${role} LOGIN; END IF; END $$`);
-    // DDL takes no bind parameters: format() quotes the password as a literal server-side.
-    const [statement] = await sql.query<{ ddl: string }>('SELECT format($1, $2::text) AS ddl', ['ALTER ROLE ' + role + ' WITH LOGIN PASSWORD %L', secret.password]);
-    await sql.query(statement!.ddl);
-    await sql.query(`REVOKE ALL ON ALL TABLES IN SCHEMA public FROM ${role}`);
-    await sql.query(`GRANT USAGE ON SCHEMA public TO ${role}`);
-    for (const grant of ROLE_GRANTS[role]) await sql.query(grant);
-    applied.push(role);
+    if (secret && secret.username !== role) throw new Error(`The secret for ${role} names another user.`);
+  }
+  const applied: string[] = [];
+  for (const role of roles) {
+    const secret = credentials[role];
+    if (secret) {
+      await sql.transaction((tx) => applyRole(tx, role, secret));
+      applied.push(role);
+    } else {
+      await sql.transaction((tx) => retireRole(tx, role));
+    }
   }
   return applied;
+}
+
+async function applyRole(tx: Sql, role: RoleName, secret: RoleCredentials): Promise<void> {
+  await tx.query(`DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${role}') THEN CREATE ROLE ${role} LOGIN; END IF; END $$`);
+  // DDL takes no bind parameters: format() quotes the password as a literal server-side.
+  const [statement] = await tx.query<{ ddl: string }>('SELECT format($1, $2::text) AS ddl', ['ALTER ROLE ' + role + ' WITH LOGIN PASSWORD %L', secret.password]);
+  await tx.query(statement!.ddl);
+  await revokeAll(tx, role);
+  await tx.query(`GRANT USAGE ON SCHEMA public TO ${role}`);
+  for (const grant of ROLE_GRANTS[role]) await tx.query(grant);
+}
+
+async function retireRole(tx: Sql, role: RoleName): Promise<void> {
+  const [found] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_roles WHERE rolname = $1', [role]);
+  if (!found || found.n === 0) return;
+  await tx.query(`ALTER ROLE ${role} NOLOGIN`);
+  await revokeAll(tx, role);
+  await tx.query(`REVOKE USAGE ON SCHEMA public FROM ${role}`);
+}
+
+/** Table privileges (column privileges go with them) and sequence privileges. */
+async function revokeAll(tx: Sql, role: RoleName): Promise<void> {
+  await tx.query(`REVOKE ALL ON ALL TABLES IN SCHEMA public FROM ${role}`);
+  await tx.query(`REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM ${role}`);
 }

@@ -1,7 +1,8 @@
 /**
  * The migrate function's work over the Data API adapter (PGlite behind a
  * Data-API-compatible endpoint): migrations apply once, and every per-function
- * database role can do exactly what its function needs and nothing else.
+ * database role can do exactly what its function needs and nothing else, in both
+ * layouts (one shared tool role, or one role per tool).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RDSDataClient } from '@aws-sdk/client-rds-data';
@@ -96,7 +97,44 @@ describe('migrate', () => {
     expect(await can('chatctx_gateway', 'api_keys', 'INSERT')).toBe(false);
   });
 
+  it('gives the shared tool role what the three tools need together, but no API keys and no DDL', async () => {
+    expect(await can('chatctx_runtime', 'records', 'SELECT')).toBe(true);
+    expect(await can('chatctx_runtime', 'record_sources', 'SELECT')).toBe(true);
+    expect(await can('chatctx_runtime', 'search_events', 'INSERT')).toBe(true);
+    expect(await can('chatctx_runtime', 'embedding_cache', 'UPDATE')).toBe(true);
+    expect(await can('chatctx_runtime', 'feedback', 'INSERT')).toBe(true);
+    expect(await can('chatctx_runtime', 'feedback', 'SELECT')).toBe(false);
+    expect(await can('chatctx_runtime', 'records', 'UPDATE')).toBe(false);
+    expect(await canColumn('chatctx_runtime', 'api_keys', 'key_hash', 'SELECT')).toBe(false);
+    expect(await can('chatctx_runtime', 'api_keys', 'UPDATE')).toBe(false);
+    const [ddl] = await sql.query<{ ok: boolean }>("SELECT has_schema_privilege('chatctx_runtime', 'public', 'CREATE') AS ok");
+    expect(ddl!.ok).toBe(false);
+  });
+
+  it('retires the roles a deploy no longer uses: no login, no privileges; the ones it uses keep theirs', async () => {
+    const { chatctx_runtime, chatctx_gateway } = secrets;
+    const result = await runMigrations(sql, SCHEMA_DIR, { chatctx_runtime, chatctx_gateway });
+    expect(result.Data.roles.split(',').sort()).toEqual(['chatctx_gateway', 'chatctx_runtime']);
+    const login = await sql.query<{ rolname: string; rolcanlogin: boolean }>(
+      "SELECT rolname, rolcanlogin FROM pg_roles WHERE rolname LIKE 'chatctx\\_%' ORDER BY rolname",
+    );
+    expect(login).toEqual([
+      { rolname: 'chatctx_feedback', rolcanlogin: false },
+      { rolname: 'chatctx_gateway', rolcanlogin: true },
+      { rolname: 'chatctx_reader', rolcanlogin: false },
+      { rolname: 'chatctx_runtime', rolcanlogin: true },
+      { rolname: 'chatctx_search', rolcanlogin: false },
+    ]);
+    expect(await can('chatctx_search', 'records', 'SELECT')).toBe(false);
+    expect(await canColumn('chatctx_feedback', 'records', 'slug', 'SELECT')).toBe(false);
+    expect(await can('chatctx_runtime', 'records', 'SELECT')).toBe(true);
+    expect(await canColumn('chatctx_gateway', 'api_keys', 'key_hash', 'SELECT')).toBe(true);
+  });
+
   it('refuses a role secret that names another user', async () => {
-    await expect(runMigrations(sql, SCHEMA_DIR, { chatctx_reader: { username: 'postgres', password: 'x' } })).rejects.toThrow(/names another user/);
+    await expect(runMigrations(sql, SCHEMA_DIR, { ...secrets, chatctx_reader: { username: 'postgres', password: 'x' } })).rejects.toThrow(/names another user/);
+    // Checked before anything changes: the other roles still log in.
+    const [runtime] = await sql.query<{ login: boolean }>("SELECT rolcanlogin AS login FROM pg_roles WHERE rolname = 'chatctx_runtime'");
+    expect(runtime!.login).toBe(true);
   });
 });

@@ -81,6 +81,7 @@ describe('cdk-nag AWS Solutions checks', () => {
     const rules = [...new Set(suppressed.map((v) => (MIGRATE_INVOKE_WILDCARD.test(v.ruleName) ? 'IAM5 on migrate:*' : v.ruleName)))].sort();
     expect(rules).toEqual([
       'AwsSolutions-APIG2',
+      'AwsSolutions-APIG3',
       'AwsSolutions-APIG4',
       'AwsSolutions-COG4',
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
@@ -103,10 +104,8 @@ describe('cdk-nag AWS Solutions checks', () => {
     expect(suppressedPaths('AwsSolutions-SMG4')).toEqual(
       [
         'Database/Cluster/Secret/Resource',
-        'Database/FeedbackSecret/Resource',
         'Database/GatewaySecret/Resource',
-        'Database/ReaderSecret/Resource',
-        'Database/SearchSecret/Resource',
+        'Database/RuntimeSecret/Resource',
         'Pepper/Secret/Resource',
       ].map((path) => `${stack.stackName}/${path}`),
     );
@@ -128,6 +127,22 @@ describe('cdk-nag AWS Solutions checks', () => {
     const rds10 = [...protectedNag.violations, ...(protectedNag.suppressedViolations ?? [])].filter((v) => v.ruleName === 'AwsSolutions-RDS10');
     expect(rds10).toEqual([]);
     expect(protectedNag.violations).toEqual([]);
+  });
+
+  it('acknowledge the missing WAF only while it is off, and stay clean with WAF, per-function roles, an alarm e-mail and a budget', () => {
+    expect(suppressedPaths('AwsSolutions-APIG3')).toEqual([`${stack.stackName}/Api/Api/DeploymentStage.v1/Resource`]);
+    const { nag: full, stack: fullStack } = synthWithNag({
+      'chatctx:waf': true,
+      'chatctx:perFunctionRoles': true,
+      'chatctx:alarmEmail': 'ops@example.com',
+      'chatctx:monthlyBudgetUsd': 25,
+    });
+    expect(full.violations).toEqual([]);
+    const fullSuppressed = full.suppressedViolations ?? [];
+    expect(fullSuppressed.filter((v) => v.ruleName === 'AwsSolutions-APIG3')).toEqual([]);
+    expect(fullSuppressed.filter((v) => v.ruleName === 'AwsSolutions-SMG4').flatMap((v) => v.violatingConstructs.map((c) => c.constructPath)).sort()).toEqual(
+      ['Cluster/Secret', 'FeedbackSecret', 'GatewaySecret', 'ReaderSecret', 'SearchSecret'].map((path) => `${fullStack.stackName}/Database/${path}/Resource`).concat(`${fullStack.stackName}/Pepper/Secret/Resource`),
+    );
   });
 
   it('fail the synth on a finding nobody acknowledged', () => {

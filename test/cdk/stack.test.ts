@@ -37,12 +37,12 @@ const fn = (name: FunctionName) => stack.functions[name];
 const roleId = (name: FunctionName) => logicalId(fn(name).role);
 
 describe('database', () => {
-  it('is Aurora PostgreSQL 16 Serverless v2 with the Data API, encrypted, auto-pausing by default', () => {
+  it('is Aurora PostgreSQL 16.8 Serverless v2 with the Data API, encrypted, auto-pausing by default', () => {
     template.resourceCountIs('AWS::RDS::DBCluster', 1);
     template.hasResource('AWS::RDS::DBCluster', {
       Properties: {
         Engine: 'aurora-postgresql',
-        EngineVersion: Match.stringLikeRegexp('^16\\.'),
+        EngineVersion: '16.8',
         ServerlessV2ScalingConfiguration: { MinCapacity: 0, MaxCapacity: 4 },
         EnableHttpEndpoint: true,
         StorageEncrypted: true,
@@ -76,21 +76,33 @@ describe('database', () => {
     template.hasResourceProperties('AWS::EC2::FlowLog', { ResourceType: 'VPC', TrafficType: 'ALL' });
   });
 
-  it('has one secret per database role with a generated password', () => {
-    for (const role of Object.values(DATABASE_ROLES)) {
-      template.hasResourceProperties('AWS::SecretsManager::Secret', {
-        GenerateSecretString: {
-          SecretStringTemplate: Match.serializedJson(Match.objectLike({ username: role })),
-          GenerateStringKey: 'password',
-        },
-      });
-    }
-    // The master secret plus the four role secrets, each attached to the cluster.
-    template.resourceCountIs('AWS::SecretsManager::SecretTargetAttachment', 5);
+  const roleSecretUsers = (t: Template) =>
+    Object.values(t.findResources('AWS::SecretsManager::Secret'))
+      .map((secret) => secret.Properties.GenerateSecretString?.SecretStringTemplate as string | undefined)
+      .map((json) => (json ? (JSON.parse(json) as { username?: string }).username : undefined))
+      .filter((user): user is string => user !== undefined)
+      .sort();
+
+  it('has by default one shared tool role and the gateway role, each with a generated password: four secrets in all', () => {
+    expect(roleSecretUsers(template)).toEqual(['chatctx_admin', 'chatctx_gateway', 'chatctx_runtime']);
+    template.hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: { SecretStringTemplate: Match.serializedJson(Match.objectLike({ username: 'chatctx_runtime' })), GenerateStringKey: 'password' },
+    });
+    // Master, runtime, gateway and the pepper; master and the two roles are attached to the cluster.
+    template.resourceCountIs('AWS::SecretsManager::Secret', 4);
+    template.resourceCountIs('AWS::SecretsManager::SecretTargetAttachment', 3);
     template.allResourcesProperties('AWS::SecretsManager::SecretTargetAttachment', {
       TargetType: 'AWS::RDS::DBCluster',
       TargetId: { Ref: logicalId(stack.database.cluster) },
     });
+  });
+
+  it('has one role and secret per tool function with chatctx:perFunctionRoles: six secrets in all', () => {
+    const { template: perFunction } = synthTemplate({ 'chatctx:perFunctionRoles': 'true' });
+    expect(roleSecretUsers(perFunction)).toEqual(['chatctx_admin', 'chatctx_feedback', 'chatctx_gateway', 'chatctx_reader', 'chatctx_search']);
+    perFunction.resourceCountIs('AWS::SecretsManager::Secret', 6);
+    perFunction.resourceCountIs('AWS::SecretsManager::SecretTargetAttachment', 5);
+    expect(() => buildApp({ 'chatctx:perFunctionRoles': 'yes' })).toThrow(/chatctx:perFunctionRoles must be true or false/);
   });
 
   it('takes capacity and deletion protection from the context, given as -c strings', () => {
@@ -114,13 +126,14 @@ describe('database', () => {
 });
 
 describe('migrations custom resource', () => {
-  it('runs migrate with a hash of schema/*.sql, after the writer instance exists', () => {
+  it('runs migrate with a hash of schema/*.sql and the layout\'s roles, after the writer instance exists', () => {
     const writer = stack.database.cluster.node.findChild('writer');
     template.hasResource('Custom::ChatctxMigrations', {
       Properties: {
         ServiceToken: { 'Fn::GetAtt': [Match.stringLikeRegexp('^MigrationsProviderframeworkonEvent'), 'Arn'] },
         SchemaHash: schemaHash(),
-        Roles: Object.values(DATABASE_ROLES),
+        Roles: ['chatctx_runtime', 'chatctx_gateway'],
+        RoleSecretArns: [stack.resolve(stack.database.roleSecret('runtime').secretArn), stack.resolve(stack.database.roleSecret('gateway').secretArn)],
       },
       DependsOn: Match.arrayWith([logicalId(writer)]),
     });
@@ -128,6 +141,16 @@ describe('migrations custom resource', () => {
       Handler: 'framework.onEvent',
       Environment: { Variables: { USER_ON_EVENT_FUNCTION_ARN: { 'Fn::GetAtt': [logicalId(fn('migrate').function), 'Arn'] } } },
     });
+  });
+
+  it('runs again on a replaced cluster: its properties name the cluster and the database', () => {
+    template.hasResourceProperties('Custom::ChatctxMigrations', {
+      ClusterArn: stack.resolve(stack.database.cluster.clusterArn),
+      DatabaseName: 'chatctx',
+    });
+    expect(JSON.stringify(stack.resolve(stack.database.cluster.clusterArn))).toContain(logicalId(stack.database.cluster));
+    const { template: perFunction } = synthTemplate({ 'chatctx:perFunctionRoles': true });
+    perFunction.hasResourceProperties('Custom::ChatctxMigrations', { Roles: ['chatctx_search', 'chatctx_reader', 'chatctx_feedback', 'chatctx_gateway'] });
   });
 
   it('changes its trigger exactly when a migration file changes (no timestamps)', () => {
@@ -256,6 +279,8 @@ describe('REST API', () => {
     const format = JSON.parse(setting.Format) as Record<string, string>;
     expect(format).toEqual({
       requestId: '$context.requestId',
+      xrayTraceId: '$context.xrayTraceId',
+      integrationRequestId: '$context.awsEndpointRequestId',
       ip: '$context.identity.sourceIp',
       httpMethod: '$context.httpMethod',
       resourcePath: '$context.resourcePath',
@@ -270,22 +295,60 @@ describe('REST API', () => {
     expect(template.toJSON().Resources[logicalId(stack.api.accessLogGroup)].Properties.RetentionInDays).toBe(30);
   });
 
-  it('puts a WAF web ACL with a per-IP rate rule (1000 per 5 minutes) on the stage', () => {
-    template.hasResourceProperties('AWS::WAFv2::WebACL', {
+  it('has no WAF web ACL by default; the stage throttling still applies', () => {
+    template.resourceCountIs('AWS::WAFv2::WebACL', 0);
+    template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 0);
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })],
+    });
+    expect(() => buildApp({ 'chatctx:waf': 'on' })).toThrow(/chatctx:waf must be true or false/);
+  });
+
+  it('with chatctx:waf, puts a web ACL with a per-IP rate rule (1000 per 5 minutes) on the stage, answering JSON-RPC with Retry-After', () => {
+    const { template: withWaf, stack: wafStack } = synthTemplate({ 'chatctx:waf': 'true' });
+    withWaf.resourceCountIs('AWS::WAFv2::WebACL', 1);
+    withWaf.hasResourceProperties('AWS::WAFv2::WebACL', {
       Scope: 'REGIONAL',
       DefaultAction: { Allow: {} },
       Rules: [
         Match.objectLike({
-          Action: { Block: Match.objectLike({ CustomResponse: { ResponseCode: 429 } }) },
+          Action: {
+            Block: {
+              CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'rate-limited', ResponseHeaders: [{ Name: 'Retry-After', Value: '60' }] },
+            },
+          },
           Statement: { RateBasedStatement: { Limit: 1000, AggregateKeyType: 'IP', EvaluationWindowSec: 300 } },
         }),
       ],
     });
-    const stageId = logicalId(stack.api.stage);
-    template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
-      WebACLArn: { 'Fn::GetAtt': [logicalId(stack.api.webAcl), 'Arn'] },
-      ResourceArn: { 'Fn::Join': ['', Match.arrayWith(['::/restapis/', { Ref: logicalId(stack.api.api) }, '/stages/', { Ref: stageId }])] },
+    const body = withWaf.toJSON().Resources[wafStack.getLogicalId(wafStack.api.webAcl!)].Properties.CustomResponseBodies['rate-limited'];
+    expect(body.ContentType).toBe('APPLICATION_JSON');
+    expect(JSON.parse(body.Content)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(/Too many requests/) } });
+    const stageId = wafStack.getLogicalId(wafStack.api.stage.node.defaultChild as CfnElement);
+    withWaf.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
+      WebACLArn: { 'Fn::GetAtt': [wafStack.getLogicalId(wafStack.api.webAcl!), 'Arn'] },
+      ResourceArn: { 'Fn::Join': ['', Match.arrayWith(['::/restapis/', { Ref: wafStack.getLogicalId(wafStack.api.api.node.defaultChild as CfnElement) }, '/stages/', { Ref: stageId }])] },
     });
+  });
+
+  it('answers what API Gateway itself rejects with JSON-RPC errors, and Retry-After where waiting helps', () => {
+    const responses = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse')).map((r) => r.Properties);
+    const byType = Object.fromEntries(responses.map((r) => [r.ResponseType as string, r]));
+    expect(Object.keys(byType).sort()).toEqual(
+      ['DEFAULT_4XX', 'DEFAULT_5XX', 'INTEGRATION_FAILURE', 'INTEGRATION_TIMEOUT', 'MISSING_AUTHENTICATION_TOKEN', 'QUOTA_EXCEEDED', 'THROTTLED', 'WAF_FILTERED'],
+    );
+    for (const response of responses) {
+      expect(response.RestApiId).toEqual({ Ref: logicalId(stack.api.api) });
+      const body = JSON.parse((response.ResponseTemplates['application/json'] as string).replace('$context.requestId', 'req-1'));
+      expect(body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.any(String), data: { request_id: 'req-1' } } });
+    }
+    const retryAfter = (type: string) => byType[type]?.ResponseParameters?.['gatewayresponse.header.Retry-After'];
+    expect(retryAfter('THROTTLED')).toBe("'1'");
+    expect(retryAfter('QUOTA_EXCEEDED')).toBe("'60'");
+    expect(retryAfter('DEFAULT_5XX')).toBe("'5'");
+    expect(retryAfter('INTEGRATION_TIMEOUT')).toBe("'5'");
+    expect(retryAfter('DEFAULT_4XX')).toBeUndefined();
+    expect(byType.MISSING_AUTHENTICATION_TOKEN.StatusCode).toBe('404');
   });
 
   it('registers the account-level CloudWatch role that API Gateway logging needs', () => {
@@ -329,22 +392,23 @@ describe('functions', () => {
   const embeddings = { CHATCTX_EMBEDDINGS: 'bedrock', CHATCTX_BEDROCK_MODEL_ID: 'amazon.titan-embed-text-v2:0' };
 
   it('give each function exactly the environment its handler reads', () => {
-    const secrets = stack.database.roleSecrets;
     expect(variablesOf(template, 'gateway')).toEqual({
       ...base,
-      ...dbVariables(secrets.gateway.secretArn),
+      ...dbVariables(stack.database.roleSecret('gateway').secretArn),
       CHATCTX_QUOTA_TABLE_NAME: stack.resolve(stack.quotaTable.table.tableName),
       CHATCTX_PEPPER_SECRET_ARN: pepper(),
       CHATCTX_TOOL_FUNCTION_SEARCH_KNOWLEDGE: stack.resolve(fn('searchKnowledge').function.functionName),
       CHATCTX_TOOL_FUNCTION_GET_GUIDANCE: stack.resolve(fn('getGuidance').function.functionName),
       CHATCTX_TOOL_FUNCTION_SUBMIT_FEEDBACK: stack.resolve(fn('submitFeedback').function.functionName),
       CHATCTX_GUEST_DAILY_LIMIT: '250',
-      CHATCTX_ALLOWED_HOSTS: '*',
+      CHATCTX_KEY_CACHE_SECONDS: '60',
+      CHATCTX_ALLOWED_HOSTS: { 'Fn::Join': ['', [{ Ref: logicalId(stack.api.api) }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }]] },
       CHATCTX_ALLOWED_ORIGINS: '',
     });
-    expect(variablesOf(template, 'searchKnowledge')).toEqual({ ...base, ...dbVariables(secrets.search.secretArn), CHATCTX_PEPPER_SECRET_ARN: pepper(), ...embeddings });
-    expect(variablesOf(template, 'getGuidance')).toEqual({ ...base, ...dbVariables(secrets.reader.secretArn) });
-    expect(variablesOf(template, 'submitFeedback')).toEqual({ ...base, ...dbVariables(secrets.feedback.secretArn) });
+    const runtime = stack.database.roleSecret('runtime').secretArn;
+    expect(variablesOf(template, 'searchKnowledge')).toEqual({ ...base, ...dbVariables(runtime), CHATCTX_PEPPER_SECRET_ARN: pepper(), ...embeddings });
+    expect(variablesOf(template, 'getGuidance')).toEqual({ ...base, ...dbVariables(runtime) });
+    expect(variablesOf(template, 'submitFeedback')).toEqual({ ...base, ...dbVariables(runtime) });
     expect(variablesOf(template, 'admin')).toEqual({ ...base, ...dbVariables(stack.database.masterSecret.secretArn), CHATCTX_PEPPER_SECRET_ARN: pepper(), ...embeddings });
     expect(variablesOf(template, 'site')).toEqual({ ...base, CHATCTX_GUEST_DAILY_LIMIT: '250' });
     const migrate = variablesOf(template, 'migrate');
@@ -364,14 +428,8 @@ describe('functions', () => {
     const joined = variablesOf(template, 'migrate').CHATCTX_ROLE_SECRET_ARNS as { 'Fn::Join': [string, unknown[]] };
     // Rebuild the string CloudFormation will produce, with each ARN as its Ref's logical id.
     const rendered = joined['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : `arn-of-${(part as { Ref: string }).Ref}`)).join('');
-    const secrets = stack.database.roleSecrets;
-    const arn = (secret: { secretArn: string }) => `arn-of-${(stack.resolve(secret.secretArn) as { Ref: string }).Ref}`;
-    expect(JSON.parse(rendered)).toEqual({
-      chatctx_search: arn(secrets.search),
-      chatctx_reader: arn(secrets.reader),
-      chatctx_feedback: arn(secrets.feedback),
-      chatctx_gateway: arn(secrets.gateway),
-    });
+    const arn = (purpose: keyof typeof DATABASE_ROLES) => `arn-of-${(stack.resolve(stack.database.roleSecret(purpose).secretArn) as { Ref: string }).Ref}`;
+    expect(JSON.parse(rendered)).toEqual({ chatctx_runtime: arn('runtime'), chatctx_gateway: arn('gateway') });
   });
 
   it('take the guest limit and allowed origins from the context', () => {
@@ -379,16 +437,24 @@ describe('functions', () => {
       'chatctx:guestDailyLimit': '100',
       'chatctx:allowedOrigins': 'https://a.example, https://b.example',
       'chatctx:perIpRateLimit': '2000',
+      'chatctx:waf': true,
+      'chatctx:customDomains': 'mcp.example.com, chatctx.example.org',
     });
     const gatewayId = customStack.getLogicalId(customStack.functions.gateway.function.node.defaultChild as CfnElement);
     const variables = custom.toJSON().Resources[gatewayId].Properties.Environment.Variables;
     expect(variables.CHATCTX_GUEST_DAILY_LIMIT).toBe('100');
     expect(variables.CHATCTX_ALLOWED_ORIGINS).toBe('https://a.example,https://b.example');
+    // The API's own host name first, then the custom domains.
+    const hosts = variables.CHATCTX_ALLOWED_HOSTS['Fn::Join'][1] as unknown[];
+    expect(hosts.slice(0, 2)).toEqual([{ Ref: customStack.getLogicalId(customStack.api.api.node.defaultChild as CfnElement) }, '.execute-api.']);
+    expect(hosts.at(-1)).toBe(',mcp.example.com,chatctx.example.org');
     custom.hasResourceProperties('AWS::WAFv2::WebACL', {
       Rules: [Match.objectLike({ Statement: { RateBasedStatement: Match.objectLike({ Limit: 2000 }) } })],
     });
     expect(() => buildApp({ 'chatctx:allowedOrigins': '*' })).toThrow(/allowedOrigins must list origins/);
     expect(() => buildApp({ 'chatctx:guestDailyLimit': -1 })).toThrow(/guestDailyLimit must be a whole number/);
+    expect(() => buildApp({ 'chatctx:customDomains': 'https://mcp.example.com' })).toThrow(/allowed hosts must be host names/);
+    expect(() => buildApp({ 'chatctx:customDomains': '*' })).toThrow(/allowed hosts must be host names/);
   });
 });
 
@@ -404,7 +470,7 @@ describe('IAM: each function may do exactly its job', () => {
     return expected;
   };
   const master = () => cfn(stack.database.masterSecret.secretArn);
-  const roleSecret = (purpose: keyof typeof DATABASE_ROLES) => cfn(stack.database.roleSecrets[purpose].secretArn);
+  const roleSecret = (purpose: keyof typeof DATABASE_ROLES) => cfn(stack.database.roleSecret(purpose).secretArn);
   const pepper = () => cfn(stack.pepper.secret.secretArn);
   const cluster = () => cfn(stack.database.cluster.clusterArn);
   const titan = () =>
@@ -431,15 +497,16 @@ describe('IAM: each function may do exactly its job', () => {
         ...(['searchKnowledge', 'getGuidance', 'submitFeedback'] as const).map((tool) => cfn(fn(tool).function.functionArn)),
       );
     },
-    searchKnowledge: () => allow(allow(database(baseline('searchKnowledge'), roleSecret('search')), READ_SECRET, pepper()), ['bedrock:InvokeModel'], titan()),
-    getGuidance: () => database(baseline('getGuidance'), roleSecret('reader')),
-    submitFeedback: () => database(baseline('submitFeedback'), roleSecret('feedback')),
+    searchKnowledge: () => allow(allow(database(baseline('searchKnowledge'), roleSecret('runtime')), READ_SECRET, pepper()), ['bedrock:InvokeModel'], titan()),
+    getGuidance: () => database(baseline('getGuidance'), roleSecret('runtime')),
+    submitFeedback: () => database(baseline('submitFeedback'), roleSecret('runtime')),
     admin: () => allow(allow(database(baseline('admin'), master()), READ_SECRET, pepper()), ['bedrock:InvokeModel'], titan()),
     migrate: () =>
       allow(
         database(baseline('migrate'), master()),
         READ_SECRET,
-        ...(Object.keys(DATABASE_ROLES) as (keyof typeof DATABASE_ROLES)[]).map(roleSecret),
+        roleSecret('runtime'),
+        roleSecret('gateway'),
       ),
     site: () => baseline('site'),
   };
@@ -495,13 +562,28 @@ describe('IAM: each function may do exactly its job', () => {
     }
   });
 
-  it('submit_feedback and get_guidance cannot read the pepper, call Bedrock or see another role’s secret', () => {
+  it('submit_feedback and get_guidance cannot read the pepper, call Bedrock or see a secret but the tool role’s', () => {
     for (const name of ['submitFeedback', 'getGuidance'] as const) {
       const grants = grantsOfRole(template, roleId(name));
       expect(grants.filter((g) => g.action.startsWith('bedrock:'))).toEqual([]);
       expect(grants.filter((g) => g.resource === pepper())).toEqual([]);
       const secrets = new Set(grants.filter((g) => g.action.startsWith('secretsmanager:')).map((g) => g.resource));
-      expect(secrets).toEqual(new Set([roleSecret(name === 'submitFeedback' ? 'feedback' : 'reader')]));
+      expect(secrets).toEqual(new Set([roleSecret('runtime')]));
+    }
+  });
+
+  it('only the gateway (and migrate) can read the gateway role’s secret, the one role that sees API keys', () => {
+    expect(rolesThat((g) => g.action.startsWith('secretsmanager:') && g.resource === roleSecret('gateway'))).toEqual([roleId('gateway'), roleId('migrate')].sort());
+  });
+
+  it('with chatctx:perFunctionRoles, each tool reads only its own role’s secret', () => {
+    const { template: perFunction, stack: perStack } = synthTemplate({ 'chatctx:perFunctionRoles': true });
+    const secretOf = (purpose: 'search' | 'reader' | 'feedback') => resourceKey(perStack.resolve(perStack.database.roleSecret(purpose).secretArn));
+    const pairs = [['searchKnowledge', 'search'], ['getGuidance', 'reader'], ['submitFeedback', 'feedback']] as const;
+    for (const [name, purpose] of pairs) {
+      const role = perStack.getLogicalId(perStack.functions[name].role.node.defaultChild as CfnElement);
+      const secrets = grantsOfRole(perFunction, role).filter((g) => g.action.startsWith('secretsmanager:') && g.resource !== resourceKey(perStack.resolve(perStack.pepper.secret.secretArn)));
+      expect(new Set(secrets.map((g) => g.resource))).toEqual(new Set([secretOf(purpose)]));
     }
   });
 
