@@ -101,7 +101,7 @@ beforeAll(async () => {
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: PEPPER_HEX }) });
   // Tool functions are not under test here: each answers with an empty result.
   const empty = { content: [{ type: 'text', text: '{}' }], structuredContent: {} };
-  lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: new TextEncoder().encode(JSON.stringify(empty)) });
+  lambda.on(InvokeCommand).callsFake(async () => ({ StatusCode: 200, Payload: new TextEncoder().encode(JSON.stringify(empty)) }));
   const sql = new DataApiSql({
     client: new RDSDataClient({}),
     resourceArn: readSetting(process.env, 'dbClusterArn'),
