@@ -597,6 +597,100 @@ describe('IAM: each function may do exactly its job', () => {
   });
 });
 
+describe('operations: alarms, dashboard, budget', () => {
+  const topicRef = () => ({ Ref: logicalId(stack.operations.topic) });
+  const alarms = (t: Template) => Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
+  const metricNames = (alarm: Record<string, unknown>) =>
+    ((alarm.Metrics as { MetricStat?: { Metric: { MetricName: string } } }[] | undefined) ?? [])
+      .flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric.MetricName] : []))
+      .sort();
+
+  it('has one TLS-only topic, no e-mail subscription unless chatctx:alarmEmail names one', () => {
+    template.resourceCountIs('AWS::SNS::Topic', 1);
+    template.resourceCountIs('AWS::SNS::Subscription', 0);
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+    const { template: withEmail } = synthTemplate({ 'chatctx:alarmEmail': 'ops@example.com' });
+    withEmail.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+    expect(() => buildApp({ 'chatctx:alarmEmail': 'ops@example.com,dev@example.com' })).toThrow(/alarmEmail must be one e-mail address/);
+  });
+
+  it('has four alarms reading 13 metrics, each notifying the topic on alarm and on recovery', () => {
+    const all = alarms(template);
+    expect(all).toHaveLength(4);
+    for (const alarm of all) {
+      expect(alarm.AlarmActions).toEqual([topicRef()]);
+      expect(alarm.OKActions).toEqual([topicRef()]);
+      expect(alarm.TreatMissingData).toBe('notBreaching');
+    }
+    const metricCount = all.reduce((sum, alarm) => sum + (alarm.MetricName ? 1 : metricNames(alarm).length), 0);
+    expect(metricCount).toBe(13);
+  });
+
+  it('alarms on the stage\'s 5XXError (5 in 5 minutes)', () => {
+    const serverErrors = alarms(template).find((alarm) => metricNames(alarm).includes('5XXError'))!;
+    expect(serverErrors).toMatchObject({ Threshold: 5, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    const [query] = serverErrors.Metrics as { MetricStat: { Metric: { Namespace: string; Dimensions: unknown[] }; Stat: string; Period: number } }[];
+    expect(query!.MetricStat).toMatchObject({ Stat: 'Sum', Period: 300, Metric: { Namespace: 'AWS/ApiGateway' } });
+    expect(query!.MetricStat.Metric.Dimensions).toContainEqual({ Name: 'Stage', Value: { Ref: logicalId(stack.api.stage) } });
+  });
+
+  it('alarms on Errors plus Throttles of the gateway and the three tools in one metric-math alarm', () => {
+    const functionAlarm = alarms(template).find((alarm) => metricNames(alarm).includes('Errors'))!;
+    expect(metricNames(functionAlarm)).toEqual([...Array(4).fill('Errors'), ...Array(4).fill('Throttles')]);
+    const dimensions = (functionAlarm.Metrics as { MetricStat?: { Metric: { Dimensions: { Value: unknown }[] } } }[])
+      .flatMap((m) => (m.MetricStat ? m.MetricStat.Metric.Dimensions.map((d) => JSON.stringify(d.Value)) : []));
+    const requestPath = (['gateway', 'searchKnowledge', 'getGuidance', 'submitFeedback'] as const).map((name) => JSON.stringify({ Ref: logicalId(fn(name).function) }));
+    expect(new Set(dimensions)).toEqual(new Set(requestPath));
+  });
+
+  it('alarms when Aurora stays above 0 ACU for six idle hours, only when it may pause', () => {
+    const idle = alarms(template).find((alarm) => metricNames(alarm).includes('ServerlessDatabaseCapacity'))!;
+    expect(idle).toMatchObject({ EvaluationPeriods: 6, DatapointsToAlarm: 6, Threshold: 1 });
+    expect(metricNames(idle)).toEqual(['Count', 'ServerlessDatabaseCapacity']);
+    const expression = (idle.Metrics as { Expression?: string }[]).find((m) => m.Expression)!.Expression;
+    expect(expression).toBe('IF(capacity > 0 AND FILL(requests, 0) < 12, 1, 0)');
+    const { template: alwaysOn } = synthTemplate({ 'chatctx:minCapacity': 0.5 });
+    expect(alarms(alwaysOn).filter((alarm) => metricNames(alarm).includes('ServerlessDatabaseCapacity'))).toEqual([]);
+  });
+
+  it('alarms on throttled GetItem and UpdateItem of the quota table', () => {
+    const throttles = alarms(template).find((alarm) => metricNames(alarm).includes('ThrottledRequests'))!;
+    const operations = (throttles.Metrics as { MetricStat?: { Metric: { Dimensions: { Name: string; Value: unknown }[] } } }[])
+      .flatMap((m) => m.MetricStat?.Metric.Dimensions ?? [])
+      .filter((d) => d.Name === 'Operation')
+      .map((d) => d.Value)
+      .sort();
+    expect(operations).toEqual(['GetItem', 'UpdateItem']);
+  });
+
+  it('has one dashboard showing the API, the functions, Aurora capacity and the quota table', () => {
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    const body = JSON.stringify(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody);
+    for (const metric of ['5XXError', '4XXError', 'Latency', 'Errors', 'Throttles', 'ServerlessDatabaseCapacity', 'ThrottledRequests']) {
+      expect(body).toContain(metric);
+    }
+  });
+
+  it('has no budget unless chatctx:monthlyBudgetUsd sets one, which notifies the topic', () => {
+    template.resourceCountIs('AWS::Budgets::Budget', 0);
+    const { template: budgeted, stack: budgetStack } = synthTemplate({ 'chatctx:monthlyBudgetUsd': '20' });
+    const topic = { Ref: budgetStack.getLogicalId(budgetStack.operations.topic.node.defaultChild as CfnElement) };
+    budgeted.hasResourceProperties('AWS::Budgets::Budget', {
+      Budget: { BudgetType: 'COST', TimeUnit: 'MONTHLY', BudgetLimit: { Amount: 20, Unit: 'USD' } },
+      NotificationsWithSubscribers: [
+        { Notification: Match.objectLike({ NotificationType: 'ACTUAL', Threshold: 80 }), Subscribers: [{ SubscriptionType: 'SNS', Address: topic }] },
+        { Notification: Match.objectLike({ NotificationType: 'FORECASTED', Threshold: 100 }), Subscribers: [{ SubscriptionType: 'SNS', Address: topic }] },
+      ],
+    });
+    budgeted.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 'sns:Publish', Principal: { Service: 'budgets.amazonaws.com' } })]) },
+    });
+    expect(() => buildApp({ 'chatctx:monthlyBudgetUsd': '0' })).toThrow(/monthlyBudgetUsd must be a positive amount/);
+  });
+});
+
 describe('outputs', () => {
   it('gives the MCP URL (stage URL + "mcp") and the admin function name, and nothing else', () => {
     template.hasOutput('McpUrl', {
