@@ -261,11 +261,14 @@ export function inputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
 /**
  * The error codes a tool result can carry, and the only ones published (tool
  * output schemas, `api.json`, the docs). A tool fails on its arguments
- * (`validation_error`) or on something outside the caller's control (`internal`);
- * unknown identifiers are answered (`missing`, `no_match`), not failed, and
- * authentication and quota are refused by HTTP status before any tool runs.
+ * (`validation_error`), on the database still waking from a pause when the call
+ * had to answer (`unavailable`: nothing was done, repeat the same call after
+ * `details.retry_after_seconds`), or on something else outside the caller's
+ * control (`internal`); unknown identifiers are answered (`missing`, `no_match`),
+ * not failed, and authentication and quota are refused by HTTP status before any
+ * tool runs.
  */
-export const TOOL_ERROR_CODES = ['validation_error', 'internal'] as const;
+export const TOOL_ERROR_CODES = ['validation_error', 'unavailable', 'internal'] as const;
 export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number];
 
 /** The structured content of every failed call (`isError: true`). */

@@ -29,6 +29,7 @@ export const ADMIN_HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   unauthorized: 401,
   not_found: 404,
   conflict: 409,
+  unavailable: 503,
   internal: 500,
 };
 

@@ -7,17 +7,29 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ConfigError, SETTINGS, readSetting, readSettings, type Environment } from '../config/settings.ts';
 import type { Embedder } from '../ports/embedder.ts';
-import { DataApiSql } from '../storage/data-api-sql.ts';
+import { DataApiSql, type DataApiSqlOptions } from '../storage/data-api-sql.ts';
+import { INVOCATION_CLOCK, currentDeadline } from './invocation-deadline.ts';
 import { SecretsManagerSecrets, readRoleCredentials } from '../secrets/secrets-manager-secrets.ts';
 import type { RoleCredentials } from '../ports/secrets.ts';
 import { BedrockEmbedder } from '../embeddings/bedrock-embedder.ts';
 import { DynamoQuotaStore } from '../quota/dynamo-quota-store.ts';
 import type { LambdaToolName } from './lambda-tool-invoker.ts';
 
-/** The Data API connection as this function's own database role. */
-export function dataApiSql(env: Environment, options: { timeBudgetMs?: number } = {}): DataApiSql {
+/**
+ * The Data API connection as this function's own database role. Its retries stop at
+ * the running invocation's deadline (`invocation-deadline.ts`); outside one (the
+ * migrate and admin functions), after `timeBudgetMs`.
+ */
+export function dataApiSql(env: Environment, options: Pick<DataApiSqlOptions, 'timeBudgetMs' | 'deadline'> = {}): DataApiSql {
   const s = readSettings(env, ['dbClusterArn', 'dbSecretArn', 'dbName']);
-  return new DataApiSql({ resourceArn: s.dbClusterArn, secretArn: s.dbSecretArn, database: s.dbName, ...options });
+  return new DataApiSql({
+    resourceArn: s.dbClusterArn,
+    secretArn: s.dbSecretArn,
+    database: s.dbName,
+    deadline: currentDeadline,
+    clock: INVOCATION_CLOCK,
+    ...options,
+  });
 }
 
 export function pepperSecrets(env: Environment): SecretsManagerSecrets {

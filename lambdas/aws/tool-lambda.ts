@@ -1,12 +1,20 @@
 /**
- * The shape shared by the three tool Lambdas: event `{ "arguments": … }` from the
- * gateway's ToolInvoker in, a `ToolCallResult` out. Tool errors are results, so
- * the function itself only fails when something outside the tool breaks.
+ * The shape shared by the three tool Lambdas: event `{ "arguments": …,
+ * "deadline_ms"?: … }` from the gateway's ToolInvoker in, a `ToolCallResult` out.
+ * Tool errors are results, so the function itself only fails when something
+ * outside the tool breaks.
+ *
+ * Each invocation runs under a deadline (`invocation-deadline.ts`): the function's
+ * remaining time less `TOOL_MARGIN_MS`, or the gateway's `deadline_ms` when that is
+ * earlier, so a tool waiting on a resuming database still answers (`unavailable`)
+ * before either side times out.
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { Context } from 'aws-lambda';
 import { createLambdaObservability } from './powertools-logger.ts';
+import { TOOL_MARGIN_MS, withInvocationDeadline } from './invocation-deadline.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { ToolCallResult } from '../ports/tool-invoker.ts';
 import type { ToolHandler } from '../tools/guarded-tool.ts';
@@ -14,17 +22,28 @@ import type { Environment } from '../config/settings.ts';
 
 export interface ToolEvent {
   readonly arguments?: unknown;
+  /** The same for every delivery of one tool call (see `ToolInvocation.idempotencyKey`). */
+  readonly idempotency_key?: unknown;
+  /** The caller's answer-by instant in epoch milliseconds (the gateway's, less the time the Invoke needs to return). */
+  readonly deadline_ms?: unknown;
 }
 
 /** A middy handler that builds the tool once per cold start from the function's settings. */
 export function toolLambda(serviceName: string, build: (env: Environment, logger: Logger) => ToolHandler) {
   const observability = createLambdaObservability(serviceName);
   let tool: ToolHandler | undefined;
-  return middy(async (event: ToolEvent): Promise<ToolCallResult> => {
+  return middy(async (event: ToolEvent, context: Context): Promise<ToolCallResult> => {
     tool ??= build(process.env, observability.logger);
-    return tool(event?.arguments ?? {});
+    const run = tool;
+    const callerDeadline = typeof event?.deadline_ms === 'number' ? event.deadline_ms : undefined;
+    return withInvocationDeadline(context, { marginMs: TOOL_MARGIN_MS, callerDeadline }, () => run(event?.arguments ?? {}, { idempotencyKey: idempotencyKeyOf(event) }));
   })
     .use(injectLambdaContext(observability.powertools))
     .use(logMetrics(observability.metrics));
 }
 
+/** The event's idempotency key when it is a plausible one; otherwise the call simply has none. */
+function idempotencyKeyOf(event: ToolEvent | undefined): string | undefined {
+  const key = event?.idempotency_key;
+  return typeof key === 'string' && key.length > 0 && key.length <= 128 ? key : undefined;
+}

@@ -9,7 +9,7 @@
  */
 
 /** Every code an `AppError` can have: the tool codes plus those of owner commands. */
-export const APP_ERROR_CODES = ['validation_error', 'not_found', 'conflict', 'unauthorized', 'internal'] as const;
+export const APP_ERROR_CODES = ['validation_error', 'not_found', 'conflict', 'unauthorized', 'unavailable', 'internal'] as const;
 export type ErrorCode = (typeof APP_ERROR_CODES)[number];
 
 export class AppError extends Error {
@@ -43,6 +43,28 @@ export class ConflictError extends AppError {
     super('conflict', message, details);
     this.name = 'ConflictError';
   }
+}
+
+/**
+ * Something the request needs is not ready yet and nothing was done: a paused
+ * database still resuming when the invocation had to answer, or a service
+ * throttling us. The caller should send the same request again after
+ * `retryAfterSeconds` (published as `details.retry_after_seconds` on a tool
+ * result, as HTTP 503 with `Retry-After` otherwise).
+ */
+export class UnavailableError extends AppError {
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds: number, what = 'The database is starting up', options?: { cause?: unknown }) {
+    const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+    super('unavailable', `${what}; nothing was done. Retry in ${seconds} seconds.`, { retry_after_seconds: seconds }, options);
+    this.name = 'UnavailableError';
+    this.retryAfterSeconds = seconds;
+  }
+}
+
+/** The seconds a caller should wait before repeating a request that failed with `error`, when it is worth repeating. */
+export function retryAfterOf(error: unknown): number | undefined {
+  return error instanceof UnavailableError ? error.retryAfterSeconds : undefined;
 }
 
 export const INTERNAL_MESSAGE = 'Internal error. The request was not completed; try again later.';

@@ -25,7 +25,8 @@ import { QuotaPolicy } from '../quota/quota-policy.ts';
 import { checkOrigin, type OriginPolicy } from './request-guards.ts';
 import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { answerMessage, toolCallProblem } from './mcp-server.ts';
-import { HTTP, rpcError, type JsonRpcId } from './http-responses.ts';
+import { HTTP, jsonRpcError, rpcError, type JsonRpcId } from './http-responses.ts';
+import { retryAfterOf } from '../errors/app-error.ts';
 import { preflight, withCors } from './cors.ts';
 import { StreamCount, openEventStream, type EventStreamMode } from './event-stream.ts';
 
@@ -73,7 +74,7 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
       response = await route(request, context);
     } catch (error) {
       deps.logger.error('request_failed', { error: errorKind(error) });
-      response = HTTP.internal();
+      response = failureResponse(error);
     }
     response.headers.delete('mcp-session-id');
     deps.logger.info('http_request', { method: request.method, status: response.status, duration_ms: Math.round(performance.now() - started) });
@@ -136,6 +137,13 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     for (const [name, value] of Object.entries(outcome.headers)) response.headers.set(name, value);
     return response;
   }
+}
+
+/** A request that failed unexpectedly: 503 with Retry-After when something was not ready yet (a resuming database), else 500. */
+function failureResponse(error: unknown): Response {
+  const retryAfter = retryAfterOf(error);
+  if (retryAfter === undefined) return HTTP.internal();
+  return jsonRpcError(503, -32000, `Service Unavailable: ${(error as Error).message}`, { 'Retry-After': String(retryAfter) });
 }
 
 /** False when the request names an `MCP-Protocol-Version` this server does not support. */

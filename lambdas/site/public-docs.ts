@@ -110,7 +110,7 @@ export function apiDocument(settings: DocsSettings): Record<string, unknown> {
     tools: listTools(),
     limits: LIMITS,
     errors: {
-      http: { 400: 'parse error or invalid request', 401: 'bad or revoked key', 403: 'host or origin not allowed', 405: 'method not allowed', 406: 'missing SSE Accept', 413: 'body too large', 415: 'not JSON', 429: 'quota spent; Retry-After' },
+      http: { 400: 'parse error or invalid request', 401: 'bad or revoked key', 403: 'host or origin not allowed', 405: 'method not allowed', 406: 'missing SSE Accept', 413: 'body too large', 415: 'not JSON', 429: 'quota spent; Retry-After', 503: 'database waking from a pause; nothing done; Retry-After' },
       tool_error_codes: TOOL_ERROR_CODES,
     },
   };

@@ -4,10 +4,21 @@
  * Owns: translating the port's positional statements (`$1`, `$2`, …) to the Data
  * API's named parameters (`:p1`, `:p2`, …) and typed values; decoding the JSON
  * result format into row objects; mapping `transaction(work)` onto Begin/Commit/
- * RollbackTransaction; retrying while a paused Aurora Serverless v2 cluster
- * resumes (bounded by a time budget); and making sure no error that leaves this
- * module carries SQL text or parameter values (it throws a `DatabaseError`
- * holding at most the SQLSTATE and the Data API's error name).
+ * RollbackTransaction; retrying transient failures (a paused Aurora Serverless v2
+ * cluster resuming, throttling, the service's 5xx) with backoff and jitter until
+ * the invocation's deadline; and making sure no error that leaves this module
+ * carries SQL text or parameter values (it throws a `DatabaseError` holding at most
+ * the SQLSTATE and the Data API's error name, or an `UnavailableError` when a
+ * transient failure outlasted the deadline).
+ *
+ * Which failures are retried, and where (`retryPolicy`):
+ * - a statement inside a transaction, Commit and Rollback: never (the transaction's
+ *   state after an unclear failure is not ours to guess);
+ * - any other statement: the failures that mean "nothing ran" (resuming, throttled,
+ *   `ServiceUnavailableError`);
+ * - a statement that only reads, and BeginTransaction: also
+ *   `InternalServerErrorException` and other 5xx, where the statement may have run,
+ *   which is harmless only when it changed nothing.
  *
  * Does not own: the SQL itself (the core writes statements that run unchanged on
  * PGlite and here), credentials (the secret ARN is resolved by the Data API), the
@@ -43,6 +54,7 @@ import {
   type SqlParameter,
 } from '@aws-sdk/client-rds-data';
 import type { QueryOptions, Sql, SqlParam } from '../ports/sql.ts';
+import { UnavailableError } from '../errors/app-error.ts';
 import { DatabaseError } from './database-error.ts';
 import { normalizeRows } from './row-values.ts';
 
@@ -52,9 +64,33 @@ export interface DataApiSqlOptions {
   resourceArn: string;
   secretArn: string;
   database: string;
-  /** Longest time one statement (or BeginTransaction) may spend retrying a resuming cluster. @default 8000 */
+  /**
+   * The epoch millisecond after which no new attempt starts, read once per
+   * statement: the time by which the running invocation must stop waiting and
+   * answer (a Lambda sets it per invocation from its remaining time, see
+   * `lambdas/aws/invocation-deadline.ts`). When absent or returning undefined,
+   * `timeBudgetMs` counted from the first attempt applies instead.
+   */
+  deadline?: () => number | undefined;
+  /** Longest time one statement (or BeginTransaction) may spend retrying when there is no deadline. @default 20000 */
   timeBudgetMs?: number;
+  /** The clock the retries read and wait on; tests pass a fake one. @default SYSTEM_CLOCK */
+  clock?: RetryClock;
+  /** Jitter source in [0, 1). @default Math.random */
+  random?: () => number;
 }
+
+/** Time as the retry loop sees it. */
+export interface RetryClock {
+  /** Epoch milliseconds. */
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+export const SYSTEM_CLOCK: RetryClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+};
 
 /**
  * A database failure with no SQL text and no parameter values: the SQLSTATE when
@@ -95,17 +131,73 @@ export function isResumingError(error: unknown): boolean {
   return false;
 }
 
-/** First delay, growth and cap of the backoff between attempts against a resuming cluster. */
-const RETRY_BASE_MS = 250;
-const RETRY_MAX_MS = 2000;
+/** Error names the AWS SDKs classify as throttling (the Data API declares none of its own). */
+const THROTTLING_NAMES = new Set([
+  'ThrottlingException',
+  'Throttling',
+  'ThrottledException',
+  'TooManyRequestsException',
+  'RequestLimitExceeded',
+  'RequestThrottled',
+  'RequestThrottledException',
+]);
 
-function backoffMs(attempt: number): number {
-  const ceiling = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** attempt);
-  // "Equal jitter": at least half the step, so attempts never bunch up at zero.
-  return ceiling / 2 + Math.random() * (ceiling / 2);
+/**
+ * Why a failure is worth another attempt, or undefined when it is not:
+ * - `resuming`: the cluster is paused or waking (`isResumingError`); nothing ran;
+ * - `throttled`: a throttling error name or HTTP 429; nothing ran;
+ * - `refused`: `ServiceUnavailableError` (HTTP 503); nothing ran;
+ * - `server`: `InternalServerErrorException` or another 5xx; the statement may have run.
+ */
+export type TransientKind = 'resuming' | 'throttled' | 'refused' | 'server';
+
+export function transientKind(error: unknown): TransientKind | undefined {
+  if (isResumingError(error)) return 'resuming';
+  if (!error || typeof error !== 'object') return undefined;
+  const name = (error as { name?: unknown }).name;
+  const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
+  if ((typeof name === 'string' && THROTTLING_NAMES.has(name)) || status === 429) return 'throttled';
+  if (name === 'ServiceUnavailableError' || status === 503) return 'refused';
+  if (name === 'InternalServerErrorException' || (typeof status === 'number' && status >= 500 && status <= 599)) return 'server';
+  return undefined;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Which transient failures a call may retry (see the header). */
+type RetryPolicy = 'none' | 'nothing-ran' | 'any';
+
+const NOTHING_RAN: ReadonlySet<TransientKind> = new Set(['resuming', 'throttled', 'refused']);
+
+/**
+ * True for a statement that can only read: it starts with SELECT, WITH, VALUES,
+ * SHOW or TABLE and names no data-changing command or sequence function. A false
+ * "no" only costs a retry; a false "yes" could repeat a write, so this is strict.
+ */
+export function isReadOnlyStatement(text: string): boolean {
+  const body = text.replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, ' ').trim();
+  if (!/^(select|with|values|show|table)\b/i.test(body)) return false;
+  return !/\b(insert|update|delete|merge|truncate|nextval|setval|lock|for\s+(no\s+key\s+)?(update|share)|into)\b/i.test(body);
+}
+
+/** First delay, growth and cap of the backoff between attempts. */
+const RETRY_BASE_MS = 250;
+const RETRY_MAX_MS = 2000;
+/** The last attempt starts at least this long before the deadline, so its answer still fits. */
+const LAST_ATTEMPT_MS = 100;
+
+function backoffMs(attempt: number, random: () => number): number {
+  const ceiling = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** attempt);
+  // "Equal jitter": at least half the step, so attempts never bunch up at zero.
+  return ceiling / 2 + random() * (ceiling / 2);
+}
+
+/** What the caller is told when a transient failure outlasts the deadline. */
+const GAVE_UP: Record<TransientKind, { what: string; retryAfterSeconds: number }> = {
+  // AWS documents a resume of up to about 15 s; by now most of it has passed, and it continues without us.
+  resuming: { what: 'The database is resuming after a pause', retryAfterSeconds: 10 },
+  throttled: { what: 'The database service is busy', retryAfterSeconds: 2 },
+  refused: { what: 'The database service is temporarily unavailable', retryAfterSeconds: 5 },
+  server: { what: 'The database service is temporarily unavailable', retryAfterSeconds: 5 },
+};
 
 function toDatabaseError(error: unknown): DataApiError {
   if (error instanceof DataApiError) return error;
@@ -208,24 +300,31 @@ interface Connection {
   readonly resourceArn: string;
   readonly secretArn: string;
   readonly database: string;
+  readonly deadline: () => number | undefined;
   readonly timeBudgetMs: number;
+  readonly clock: RetryClock;
+  readonly random: () => number;
 }
 
 /**
- * Sends one command; with `retry`, tries again with backoff while the cluster is
- * resuming, but never starts an attempt that would end past the time budget
- * (counted from the first attempt). Every failure leaves as a `DataApiError`.
+ * Sends one command; tries again with backoff after the transient failures
+ * `policy` allows, until the deadline (or the time budget from the first attempt):
+ * the last attempt starts `LAST_ATTEMPT_MS` before it. A transient failure still
+ * there at the end leaves as an `UnavailableError`, any other failure as a
+ * `DataApiError`.
  */
-async function send<T>(connection: Connection, call: (client: RDSDataClient) => Promise<T>, retry: boolean): Promise<T> {
-  const started = Date.now();
+async function send<T>(connection: Connection, call: (client: RDSDataClient) => Promise<T>, policy: RetryPolicy): Promise<T> {
+  const { clock } = connection;
+  const stopAt = connection.deadline() ?? clock.now() + connection.timeBudgetMs;
   for (let attempt = 0; ; attempt += 1) {
     try {
       return await call(connection.client);
     } catch (error) {
-      if (!retry || !isResumingError(error)) throw toDatabaseError(error);
-      const delay = backoffMs(attempt);
-      if (Date.now() - started + delay >= connection.timeBudgetMs) throw toDatabaseError(error);
-      await sleep(delay);
+      const kind = policy === 'none' ? undefined : transientKind(error);
+      if (!kind || (policy === 'nothing-ran' && !NOTHING_RAN.has(kind))) throw toDatabaseError(error);
+      const left = stopAt - clock.now() - LAST_ATTEMPT_MS;
+      if (left <= 0) throw new UnavailableError(GAVE_UP[kind].retryAfterSeconds, GAVE_UP[kind].what, { cause: toDatabaseError(error) });
+      await clock.sleep(Math.min(backoffMs(attempt, connection.random), left));
     }
   }
 }
@@ -257,7 +356,7 @@ async function execute<Row>(
           resultSetOptions: { decimalReturnType: 'STRING', longReturnType: 'LONG' },
         }),
       ),
-    transactionId === undefined,
+    transactionId !== undefined ? 'none' : isReadOnlyStatement(sql) ? 'any' : 'nothing-ran',
   );
   try {
     return decodeRecords<Row>(output.formattedRecords, options);
@@ -304,13 +403,16 @@ export class DataApiSql implements Sql {
   constructor(options: DataApiSqlOptions) {
     this.connection = {
       // The SDK's own retries would resend a statement after an ambiguous failure
-      // (a reset connection, a 5xx), also inside a transaction; only the resuming
-      // retry below, whose errors mean "nothing ran", is wanted.
+      // (a reset connection, a 5xx), also inside a transaction, and would not know
+      // the invocation's deadline; `send` retries instead, by the rules in the header.
       client: options.client ?? new RDSDataClient({ maxAttempts: 1 }),
       resourceArn: options.resourceArn,
       secretArn: options.secretArn,
       database: options.database,
-      timeBudgetMs: options.timeBudgetMs ?? 8000,
+      deadline: options.deadline ?? (() => undefined),
+      timeBudgetMs: options.timeBudgetMs ?? 20_000,
+      clock: options.clock ?? SYSTEM_CLOCK,
+      random: options.random ?? Math.random,
     };
   }
 
@@ -321,12 +423,12 @@ export class DataApiSql implements Sql {
   async transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
     const { resourceArn, secretArn, database } = this.connection;
     // BeginTransaction is the one call of a transaction that may be retried: nothing is open yet.
-    const begun = await send(this.connection, (client) => client.send(new BeginTransactionCommand({ resourceArn, secretArn, database })), true);
+    const begun = await send(this.connection, (client) => client.send(new BeginTransactionCommand({ resourceArn, secretArn, database })), 'any');
     const transactionId = begun.transactionId;
     if (!transactionId) throw new DataApiError(undefined, 'NoTransactionId');
     const tx = new DataApiTransaction(this.connection, transactionId);
     const rollback = () =>
-      send(this.connection, (client) => client.send(new RollbackTransactionCommand({ resourceArn, secretArn, transactionId })), false).catch(() => undefined);
+      send(this.connection, (client) => client.send(new RollbackTransactionCommand({ resourceArn, secretArn, transactionId })), 'none').catch(() => undefined);
     let result: T;
     try {
       result = await work(tx);
@@ -337,7 +439,7 @@ export class DataApiSql implements Sql {
       throw error;
     }
     try {
-      await send(this.connection, (client) => client.send(new CommitTransactionCommand({ resourceArn, secretArn, transactionId })), false);
+      await send(this.connection, (client) => client.send(new CommitTransactionCommand({ resourceArn, secretArn, transactionId })), 'none');
     } catch (error) {
       // The commit failed (Postgres has then rolled back, or the call never arrived):
       // make sure nothing stays open, and report the failure.

@@ -8,7 +8,9 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RDSDataClient } from '@aws-sdk/client-rds-data';
-import { DataApiError, DataApiSql, isResumingError, toNamedParameters } from '../../lambdas/storage/data-api-sql.ts';
+import { DataApiError, DataApiSql, isReadOnlyStatement, isResumingError, toNamedParameters } from '../../lambdas/storage/data-api-sql.ts';
+import { UnavailableError } from '../../lambdas/errors/app-error.ts';
+import { FakeClock, pauseCluster } from '../support/paused-cluster.ts';
 import { DatabaseError } from '../../lambdas/storage/database-error.ts';
 import { loadMigrations, migrate } from '../../lambdas/storage/migrations.ts';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
@@ -274,18 +276,115 @@ describe('resuming cluster', () => {
     expect(fixture.calls.length - before).toBe(1);
   });
 
-  it('gives up within the time budget', async () => {
+  it('waits out a 15 s and a 25 s resume when the deadline allows, on a fake clock', async () => {
+    for (const resumeMs of [15_000, 25_000]) {
+      // Prepare: the gateway's deadline, 26.5 s away (28 s timeout less its margin).
+      const clock = new FakeClock();
+      const deadline = clock.now() + 26_500;
+      const { wakesAt } = pauseCluster(fixture, clock, resumeMs);
+      const paused = new DataApiSql({ client, ...ARNS, clock, deadline: () => deadline });
+
+      // Act
+      const rows = await paused.query('SELECT 1 AS one');
+
+      // Assess: answered after the resume, before the deadline.
+      expect(rows).toEqual([{ one: 1 }]);
+      expect(clock.now()).toBeGreaterThanOrEqual(wakesAt);
+      expect(clock.now()).toBeLessThanOrEqual(deadline);
+    }
+  });
+
+  it('answers UnavailableError with a retry hint when the resume outlasts the deadline, never waiting past it', async () => {
+    const clock = new FakeClock();
+    const deadline = clock.now() + 26_500;
+    pauseCluster(fixture, clock, 60_000);
     const before = fixture.calls.length;
-    fixture.failNext(1000, 'DatabaseResumingException', 'resuming');
-    const started = Date.now();
     try {
-      const error = await rejection(open({ timeBudgetMs: 700 }).query('SELECT 1'));
-      expect((error as DataApiError).errorType).toBe('DatabaseResumingException');
+      const error = await rejection(new DataApiSql({ client, ...ARNS, clock, deadline: () => deadline }).query('SELECT 1'));
+      expect(error).toBeInstanceOf(UnavailableError);
+      expect(error).toMatchObject({ code: 'unavailable', details: { retry_after_seconds: 10 } });
+      expect((error as Error).message).toMatch(/resuming.*Retry in 10 seconds/);
+      expect(((error as Error).cause as DataApiError).errorType).toBe('DatabaseResumingException');
     } finally {
       fixture.clearFailures();
     }
-    expect(Date.now() - started).toBeLessThan(700 + 300);
-    expect(fixture.calls.length - before).toBeGreaterThanOrEqual(2);
+    expect(clock.now()).toBeLessThanOrEqual(deadline);
+    // Backoff with a 2 s cap: attempts all the way to the deadline, not a handful at the start.
+    expect(fixture.calls.length - before).toBeGreaterThanOrEqual(13);
+  });
+
+  it('without a deadline, gives up after the time budget from the first attempt', async () => {
+    const clock = new FakeClock();
+    const started = clock.now();
+    pauseCluster(fixture, clock, 60_000);
+    try {
+      const error = await rejection(new DataApiSql({ client, ...ARNS, clock, timeBudgetMs: 5_000 }).query('SELECT 1'));
+      expect(error).toBeInstanceOf(UnavailableError);
+    } finally {
+      fixture.clearFailures();
+    }
+    expect(clock.now() - started).toBeLessThanOrEqual(5_000);
+    expect(clock.now() - started).toBeGreaterThanOrEqual(4_000);
+  });
+});
+
+describe('transient service errors', () => {
+  const fake = () => {
+    const clock = new FakeClock();
+    const deadline = clock.now() + 10_000;
+    return { clock, sql: new DataApiSql({ client, ...ARNS, clock, deadline: () => deadline }) };
+  };
+
+  beforeAll(async () => {
+    await sql.query('CREATE TABLE transient_writes (n int)');
+  });
+
+  it('retries throttling and ServiceUnavailableError for reads and writes alike (nothing ran)', async () => {
+    const { sql: retrying } = fake();
+    for (const errorType of ['ThrottlingException', 'TooManyRequestsException', 'ServiceUnavailableError']) {
+      const before = fixture.calls.length;
+      fixture.failNext(2, errorType, 'slow down');
+      await retrying.query('INSERT INTO transient_writes (n) VALUES ($1)', [1]);
+      expect(fixture.calls.length - before).toBe(3);
+    }
+    expect(await sql.query('SELECT count(*)::int AS n FROM transient_writes')).toEqual([{ n: 3 }]);
+  });
+
+  it('retries InternalServerErrorException for a read, but not for a write that may have run', async () => {
+    const { sql: retrying } = fake();
+    let before = fixture.calls.length;
+    fixture.failNext(2, 'InternalServerErrorException', 'internal failure');
+    expect(await retrying.query('SELECT 7 AS seven')).toEqual([{ seven: 7 }]);
+    expect(fixture.calls.length - before).toBe(3);
+
+    before = fixture.calls.length;
+    fixture.failNext(1, 'InternalServerErrorException', 'internal failure');
+    const error = await rejection(retrying.query('INSERT INTO transient_writes (n) VALUES ($1)', [2]));
+    expect((error as DataApiError).errorType).toBe('InternalServerErrorException');
+    expect(fixture.calls.length - before).toBe(1);
+  });
+
+  it('gives up on throttling at the deadline with a short retry hint', async () => {
+    const { clock, sql: retrying } = fake();
+    const started = clock.now();
+    fixture.failNext(Number.MAX_SAFE_INTEGER, 'ThrottlingException', 'slow down');
+    try {
+      const error = await rejection(retrying.query('SELECT 1'));
+      expect(error).toMatchObject({ code: 'unavailable', details: { retry_after_seconds: 2 } });
+    } finally {
+      fixture.clearFailures();
+    }
+    expect(clock.now() - started).toBeLessThanOrEqual(10_000);
+  });
+
+  it('tells read-only statements from the rest', () => {
+    expect(isReadOnlyStatement('SELECT id FROM records WHERE slug = :p1')).toBe(true);
+    expect(isReadOnlyStatement('-- the count\n  WITH x AS (SELECT 1) SELECT * FROM x')).toBe(true);
+    expect(isReadOnlyStatement('SELECT updated_at, last_update FROM records')).toBe(true);
+    expect(isReadOnlyStatement('WITH moved AS (DELETE FROM a RETURNING *) SELECT * FROM moved')).toBe(false);
+    expect(isReadOnlyStatement('SELECT id FROM records FOR UPDATE')).toBe(false);
+    expect(isReadOnlyStatement('SELECT nextval(\'s\')')).toBe(false);
+    expect(isReadOnlyStatement('UPDATE api_keys SET last_used_at = now()')).toBe(false);
   });
 });
 
