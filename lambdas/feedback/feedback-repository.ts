@@ -2,33 +2,58 @@
  * Anonymous feedback for owner review. The table has no column for a key id, IP
  * address, user agent or client identifier, so none can be stored by mistake.
  * Feedback is never read by ranking.
+ *
+ * A call delivered twice (a retried Lambda Invoke) stores one row: with an
+ * idempotency key the row's id is derived from the key, and a second insert of the
+ * same id does nothing (the primary key is the table's only unique constraint). The key is random per tool call (`mcp-server.ts` makes it),
+ * so the id says nothing about the caller. The statements need only INSERT on
+ * feedback and the three `records` columns the feedback role may read.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Sql } from '../ports/sql.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import type { SubmitFeedbackInput, SubmitFeedbackOutput } from '../../schema/tools.ts';
+
+export interface StoreFeedbackOptions {
+  /** The same for every delivery of one call; see `ToolInvocation.idempotencyKey`. */
+  readonly idempotencyKey?: string;
+}
 
 /**
  * Stores one piece of feedback. A `record` must name an approved record (slug or
  * id): feedback about something the agent was never shown cannot be acted on, so
  * it is refused with a `validation_error` that says so, and nothing is stored.
  */
-export async function storeFeedback(sql: Sql, input: SubmitFeedbackInput): Promise<SubmitFeedbackOutput> {
-  const id = randomUUID();
-  // One statement: the row is inserted only when the record (if any) is approved.
-  const inserted = await sql.query<{ id: string }>(
+export async function storeFeedback(sql: Sql, input: SubmitFeedbackInput, options: StoreFeedbackOptions = {}): Promise<SubmitFeedbackOutput> {
+  const record = input.record ?? null;
+  if (record !== null) {
+    const approved = await sql.query(`SELECT 1 FROM records WHERE status = 'approved' AND (slug = $1 OR id::text = $1)`, [record]);
+    if (approved.length === 0) {
+      throw new ValidationError('`record` is not the slug or id of an approved record. Use one that search_knowledge or get_guidance returned, or leave it out.', {
+        issues: [{ path: 'record', code: 'unknown_record', message: 'not an approved record slug or id' }],
+      });
+    }
+  }
+  const id = options.idempotencyKey ? feedbackIdFor(options.idempotencyKey) : randomUUID();
+  // The approval is checked again in the insert, so a record deprecated in between is never referenced.
+  // No conflict target and no RETURNING: either would need SELECT on feedback, which the role lacks.
+  await sql.query(
     `INSERT INTO feedback (id, category, record_ref, source, comment)
      SELECT $1::uuid, $2, $3, $4, $5
       WHERE $3::text IS NULL OR EXISTS (SELECT 1 FROM records WHERE status = 'approved' AND (slug = $3 OR id::text = $3))
-     RETURNING id::text AS id`,
-    [id, input.category, input.record ?? null, input.source, input.comment ?? null],
+     ON CONFLICT DO NOTHING`,
+    [id, input.category, record, input.source, input.comment ?? null],
   );
-  if (inserted.length === 0) {
-    throw new ValidationError('`record` is not the slug or id of an approved record. Use one that search_knowledge or get_guidance returned, or leave it out.', {
-      issues: [{ path: 'record', code: 'unknown_record', message: 'not an approved record slug or id' }],
-    });
-  }
   return { accepted: true, id, message: 'Anonymous feedback recorded for owner review.' };
+}
+
+/** A UUID (version 8, "custom") from the SHA-256 of the idempotency key. */
+export function feedbackIdFor(idempotencyKey: string): string {
+  const bytes = createHash('sha256').update(`chatctx feedback\n${idempotencyKey}`).digest().subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x80;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 export interface FeedbackRow {

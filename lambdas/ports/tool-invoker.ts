@@ -16,6 +16,12 @@ export interface ToolInvocation {
   readonly name: string;
   /** The raw `arguments` object from `tools/call`; the tool validates it. */
   readonly arguments: unknown;
+  /**
+   * Random, one per `tools/call`, the same for every retry of it: a tool that
+   * writes stores one row however often the call is delivered. Never derived from
+   * who is calling (no key, IP or user agent).
+   */
+  readonly idempotencyKey?: string;
 }
 
 export interface ToolInvoker {

@@ -6,6 +6,7 @@
  * A fresh server is built per request (stateless Streamable HTTP); the SDK rejects
  * reusing a connected transport, and nothing here needs to survive a request.
  */
+import { randomUUID } from 'node:crypto';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -75,7 +76,8 @@ export function createMcpServer(invoker: ToolInvoker): Server {
     // An unknown tool is a protocol error (the client asked for something that was never listed).
     if (!TOOL_NAMES.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 64)}`);
     try {
-      return await invoker.invoke({ name, arguments: args ?? {} });
+      // One key per call, made here and nowhere else: every retry below this point repeats it.
+      return await invoker.invoke({ name, arguments: args ?? {}, idempotencyKey: randomUUID() });
     } catch (error) {
       // The invoker itself failed (e.g. a tool Lambda could not be reached): a generic tool error, no details.
       return toolError(error);

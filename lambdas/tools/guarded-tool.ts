@@ -11,13 +11,18 @@ import type { ToolCallResult } from '../ports/tool-invoker.ts';
 import { toolError, toolErrorCode, toolSuccess } from './tool-result.ts';
 
 export type ToolName = ToolDefinition['name'];
-export type ToolHandler = (args: unknown) => Promise<ToolCallResult>;
+/** What a tool knows about the call besides its arguments. */
+export interface ToolCall {
+  /** See `ToolInvocation.idempotencyKey`. */
+  readonly idempotencyKey?: string;
+}
+export type ToolHandler = (args: unknown, call?: ToolCall) => Promise<ToolCallResult>;
 
-export function guardedTool(name: ToolName, logger: Logger, run: (args: unknown) => Promise<object>): ToolHandler {
-  return async (args) => {
+export function guardedTool(name: ToolName, logger: Logger, run: (args: unknown, call: ToolCall) => Promise<object>): ToolHandler {
+  return async (args, call = {}) => {
     const started = performance.now();
     try {
-      const result = toolSuccess(await run(args));
+      const result = toolSuccess(await run(args, call));
       logger.info('tool_call', { tool: name, outcome: 'ok', duration_ms: Math.round(performance.now() - started) });
       return result;
     } catch (error) {

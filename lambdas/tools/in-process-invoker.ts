@@ -11,6 +11,6 @@ export class InProcessToolInvoker implements ToolInvoker {
   invoke(invocation: ToolInvocation): Promise<ToolCallResult> {
     const handler = this.handlers[invocation.name as ToolName];
     if (!handler) throw new Error(`No handler for tool ${invocation.name}`);
-    return handler(invocation.arguments);
+    return handler(invocation.arguments, { idempotencyKey: invocation.idempotencyKey });
   }
 }

@@ -9,5 +9,7 @@ import { parseArguments } from './tool-result.ts';
 import { guardedTool, type ToolHandler } from './guarded-tool.ts';
 
 export function submitFeedbackTool(deps: { sql: Sql; logger: Logger }): ToolHandler {
-  return guardedTool('submit_feedback', deps.logger, (args) => storeFeedback(deps.sql, parseArguments(submitFeedbackInput, args)));
+  return guardedTool('submit_feedback', deps.logger, (args, call) =>
+    storeFeedback(deps.sql, parseArguments(submitFeedbackInput, args), { idempotencyKey: call.idempotencyKey }),
+  );
 }

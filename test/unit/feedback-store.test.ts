@@ -1,0 +1,67 @@
+/**
+ * Storing feedback as the submit_feedback function's database role would: INSERT
+ * on feedback and three columns of records, nothing else. A repeated delivery of
+ * one call stores one row; a record that is not approved stores nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { memoryStore, type MemoryStore } from '../support/store.ts';
+import { feedbackIdFor, storeFeedback } from '../../lambdas/feedback/feedback-repository.ts';
+import type { Sql } from '../../lambdas/ports/sql.ts';
+
+const ROLE = 'feedback_only_test';
+let store: MemoryStore;
+
+/** Runs `work` as a role with exactly the feedback function's grants. */
+const asFeedbackRole = <T>(work: (sql: Sql) => Promise<T>) =>
+  store.sql.transaction(async (tx) => {
+    await tx.query(`SET LOCAL ROLE ${ROLE}`);
+    return work(tx);
+  });
+
+const count = async () => Number((await store.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM feedback'))[0]!.n);
+
+beforeAll(async () => {
+  store = await memoryStore();
+  await store.sql.query(`CREATE ROLE ${ROLE}`);
+  await store.sql.query(`GRANT INSERT ON feedback TO ${ROLE}`);
+  await store.sql.query(`GRANT SELECT (id, slug, status) ON records TO ${ROLE}`);
+}, 120_000);
+
+afterAll(async () => {
+  await store?.sql.close();
+});
+
+describe('storeFeedback', () => {
+  it('stores one row for a call delivered three times, and answers each delivery with its id', async () => {
+    const before = await count();
+    const key = randomUUID();
+    const input = { category: 'outdated', source: 'get_guidance', record: 'hash-passwords-with-argon2id-or-bcrypt' } as const;
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await asFeedbackRole((sql) => storeFeedback(sql, input, { idempotencyKey: key })));
+    expect(new Set(answers.map((a) => a.id))).toEqual(new Set([feedbackIdFor(key)]));
+    expect(await count()).toBe(before + 1);
+  });
+
+  it('stores every call without a key', async () => {
+    const before = await count();
+    const input = { category: 'helpful', source: 'search_knowledge' } as const;
+    await asFeedbackRole((sql) => storeFeedback(sql, input));
+    await asFeedbackRole((sql) => storeFeedback(sql, input));
+    expect(await count()).toBe(before + 2);
+  });
+
+  it('refuses a record that is not approved and stores nothing', async () => {
+    const before = await count();
+    await expect(
+      asFeedbackRole((sql) => storeFeedback(sql, { category: 'incorrect', source: 'get_guidance', record: 'no-such-record' }, { idempotencyKey: randomUUID() })),
+    ).rejects.toMatchObject({ code: 'validation_error' });
+    expect(await count()).toBe(before);
+  });
+
+  it('derives a well-formed UUID that differs per key', () => {
+    const a = feedbackIdFor('a');
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(feedbackIdFor('b')).not.toBe(a);
+  });
+});
