@@ -163,6 +163,10 @@ export class ChatctxStack extends Stack {
       migrateFunction: this.functions.migrate.function,
       database: this.database,
     });
+    // The functions that log in as a database role change only after migrate has created
+    // the role and set its password: on the first deploy, and when the role layout changes.
+    const { gateway, searchKnowledge, getGuidance, submitFeedback } = this.functions;
+    for (const fn of [gateway, searchKnowledge, getGuidance, submitFeedback]) fn.function.node.addDependency(this.migrations.resource);
 
     this.api = new McpApi(this, 'Api', {
       gatewayFunction: this.functions.gateway.function,
@@ -175,7 +179,6 @@ export class ChatctxStack extends Stack {
     });
     this.functions.allowHosts([this.api.executeApiHost, ...(props.customDomains ?? [])]);
 
-    const { gateway, searchKnowledge, getGuidance, submitFeedback } = this.functions;
     this.operations = new Operations(this, 'Operations', {
       api: this.api,
       requestPathFunctions: Object.fromEntries(

@@ -143,6 +143,13 @@ describe('migrations custom resource', () => {
     });
   });
 
+  it('runs before the functions that log in as a database role are created or changed', () => {
+    const migrationsId = logicalId(stack.migrations.resource);
+    for (const name of ['gateway', 'searchKnowledge', 'getGuidance', 'submitFeedback'] as const) {
+      expect(template.toJSON().Resources[logicalId(fn(name).function)].DependsOn, name).toContain(migrationsId);
+    }
+  });
+
   it('runs again on a replaced cluster: its properties name the cluster and the database', () => {
     template.hasResourceProperties('Custom::ChatctxMigrations', {
       ClusterArn: stack.resolve(stack.database.cluster.clusterArn),
