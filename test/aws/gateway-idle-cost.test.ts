@@ -1,7 +1,7 @@
 /**
  * What a connected client costs the AWS runtime while it sits idle, measured with
  * the official MCP SDK client against the real gateway handler (`createGatewayHandler`
- * over `gatewayDeps`, the production wiring). Underneath: the Data API adapter
+ * over `gatewayDeps`, the production wiring; GET also through the Lambda entry). Underneath: the Data API adapter
  * against the PGlite-backed Data API stand-in (which records every operation), the
  * DynamoDB quota store against dynalite (every request counted at the server), the
  * pepper from a mocked Secrets Manager client. Time is a fake clock: an hour of
@@ -20,7 +20,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startDataApiFixture } from '../support/data-api-fixture.ts';
 import { createQuotaTable } from '../support/dynalite.ts';
-import { GATEWAY_URL, gatewayFetch, type GatewayFetch, type ProxyHandler } from '../support/api-gateway-fetch.ts';
+import { GATEWAY_URL, gatewayFetch, toProxyEvent, type GatewayFetch, type ProxyHandler } from '../support/api-gateway-fetch.ts';
+import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
 import { migrate } from '../../lambdas/storage/migrations.ts';
 import { KeyRepository } from '../../lambdas/auth/key-repository.ts';
@@ -97,6 +98,7 @@ beforeAll(async () => {
     [SETTINGS.allowedHosts.env]: '*',
     [SETTINGS.allowedOrigins.env]: 'https://console.example',
     [SETTINGS.keyCacheSeconds.env]: String(KEY_CACHE_SECONDS),
+    POWERTOOLS_METRICS_DISABLED: 'true',
   });
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: PEPPER_HEX }) });
   // Tool functions are not under test here: each answers with an empty result.
@@ -144,6 +146,22 @@ describe('an idle client on the AWS gateway', () => {
     expect(via.counts.GET).toBe(1 + (24 * HOUR) / GET_STREAM_RETRY_MS);
     expect(backendCalls()).toEqual(afterHandshake);
     await client.close();
+  });
+
+  it('costs nothing through the Lambda entry either (no key lookup, no wake-up statement)', async () => {
+    const entry = (await import('../../lambdas/handlers/gateway.ts')).handler as unknown as (event: unknown, context: Context) => Promise<APIGatewayProxyResult>;
+    const context = { functionName: 'gateway', awsRequestId: 'r', getRemainingTimeInMillis: () => 29_000 } as unknown as Context;
+    const before = backendCalls();
+    const { key } = await keys.create('entry key', null);
+    const afterCreate = backendCalls();
+    expect(afterCreate.dataApi).toBe(before.dataApi + 1);
+    for (const authorization of [undefined, `Bearer ${key}`]) {
+      const request = new Request(GATEWAY_URL, { headers: { Accept: 'text/event-stream', ...(authorization ? { Authorization: authorization } : {}) } });
+      const result = await entry(await toProxyEvent(request, '198.51.100.9'), context);
+      expect(result.statusCode).toBe(200);
+      expect(result.body).toBe(`: connected\nretry: ${GET_STREAM_RETRY_MS}\n\n`);
+    }
+    expect(backendCalls()).toEqual(afterCreate);
   });
 
   it('answers a guest GET without reading the guest quota, and keeps the free guards', async () => {
