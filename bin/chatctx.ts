@@ -83,7 +83,12 @@ async function admin<T>(command: AdminCommand): Promise<T> {
   try {
     const remote = globals().remote;
     // Loaded only when asked for: the AWS SDK alone would add a tenth of a second to every command.
-    if (remote) return (await (await import('../lambdas/aws/remote-admin.ts')).runRemoteAdmin(remote, command)) as T;
+    if (remote) {
+      // An import larger than one Invoke request can carry goes in chunks, each told on stderr.
+      const onChunk = ({ index, count, first, last }: { index: number; count: number; first: number; last: number }) =>
+        globals().json || console.error(`chunk ${index}/${count}: records ${first}–${last}`);
+      return (await (await import('../lambdas/aws/remote-import.ts')).runRemoteCommand(remote, command, { onChunk })) as T;
+    }
     const config = readLocalConfig();
     const embedder = () => createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
     const onWait = (holder: string) => console.error(`waiting for ${holder} to finish…`);
@@ -193,7 +198,7 @@ const records = program.command('records').description('import and review guidan
 
 records
   .command('import')
-  .description('import records from a JSON or JSONL file or a folder of them, in one transaction')
+  .description('import records from a JSON or JSONL file or a folder of them, in one transaction (with --remote, a large import goes in chunks under 5 MB, one transaction each)')
   .argument('<path>', 'file or folder')
   .option('--approve', 'publish the records (you reviewed them); the quality gates must pass or be overridden', false)
   .option('--reviewer <name>', 'who approves (default: $CHATCTX_REVIEWER, else your login name)')
