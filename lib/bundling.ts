@@ -72,3 +72,26 @@ export function copyFilesAfterBundling(sourceGlob: string, targetDir: string): I
     ],
   };
 }
+
+/**
+ * Command hooks that bundle the package `moduleName` on its own, into
+ * `node_modules/<moduleName>` beside the function's bundle, for code that imports
+ * it by a name the main bundle does not follow (see `lambdas/retrieval/token-budget.ts`):
+ * Node resolves it from there at first use, so a large dependency needed by few
+ * requests is not parsed at every cold start.
+ */
+export function bundleModuleBeside(moduleName: string): ICommandHooks {
+  const manifest = JSON.stringify({ name: moduleName, type: 'module', main: 'index.mjs' });
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir: string, outputDir: string) => {
+      const target = `${outputDir}/node_modules/${moduleName}`;
+      return [
+        `mkdir -p "${target}" && cd "${inputDir}" && echo "export * from '${moduleName}';" | ` +
+          `npx --no-install esbuild --bundle --platform=node --format=esm --target=${NODE_TARGET} --minify --log-level=warning --outfile="${target}/index.mjs"`,
+        `echo '${manifest}' > "${target}/package.json"`,
+      ];
+    },
+  };
+}

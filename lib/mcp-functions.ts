@@ -22,8 +22,9 @@
 import { ArnFormat, Duration, Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type { ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
-import { copyFilesAfterBundling } from './bundling.ts';
+import { bundleModuleBeside, copyFilesAfterBundling } from './bundling.ts';
 import { DATABASE_ROLES, databaseRolePurposes, type Database, type DatabaseRolePurpose, type ToolRolePurpose } from './database.ts';
 import { ChatctxFunction } from './lambda-function.ts';
 import type { QuotaTable } from './quota-table.ts';
@@ -51,6 +52,8 @@ export const FUNCTION_ENTRIES = {
 export const BUNDLED_FILES = {
   migrate: copyFilesAfterBundling('schema/*.sql', 'schema'),
   site: copyFilesAfterBundling('lambdas/site/*.md', '.'),
+  // The tokenizer's tables are parsed only when an answer needs counting, not at cold start.
+  searchKnowledge: bundleModuleBeside('gpt-tokenizer'),
 } as const;
 
 export interface McpFunctionsProps {
@@ -108,6 +111,7 @@ export class McpFunctions extends Construct {
       entry: FUNCTION_ENTRIES.searchKnowledge,
       description: 'chatctx tool search_knowledge',
       timeout: Duration.seconds(20),
+      commandHooks: BUNDLED_FILES.searchKnowledge,
     });
     this.getGuidance = this.toolFunction(grants, 'GetGuidance', 'get_guidance', FUNCTION_ENTRIES.getGuidance, 'reader');
     this.submitFeedback = this.toolFunction(grants, 'SubmitFeedback', 'submit_feedback', FUNCTION_ENTRIES.submitFeedback, 'feedback');
@@ -133,7 +137,12 @@ export class McpFunctions extends Construct {
    * A function that embeds with Bedrock and hashes with the pepper (search_knowledge,
    * admin): its database role, the pepper and Titan V2, nothing else.
    */
-  private embeddingFunction(grants: Grants, id: string, purpose: SecretPurpose, options: { entry: string; description: string; timeout: Duration }): ChatctxFunction {
+  private embeddingFunction(
+    grants: Grants,
+    id: string,
+    purpose: SecretPurpose,
+    options: { entry: string; description: string; timeout: Duration; commandHooks?: ICommandHooks },
+  ): ChatctxFunction {
     const fn = new ChatctxFunction(this, id, {
       ...options,
       memorySize: 1024,

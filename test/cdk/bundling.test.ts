@@ -50,7 +50,7 @@ beforeAll(async () => {
       const dir = join(workDir, name);
       const file = join(dir, 'index.mjs');
       const result = await build(esbuildOptions(FUNCTION_ENTRIES[name], file));
-      const hooks = name === 'migrate' || name === 'site' ? BUNDLED_FILES[name] : undefined;
+      const hooks = name in BUNDLED_FILES ? BUNDLED_FILES[name as keyof typeof BUNDLED_FILES] : undefined;
       for (const command of hooks?.afterBundling(PROJECT_ROOT, dir) ?? []) execSync(command, { shell: '/bin/sh', stdio: 'pipe' });
       bundles[name] = { dir, file, metafile: result.metafile! };
     }),
@@ -126,6 +126,18 @@ describe('Lambda bundles', () => {
 
   it.each(NAMES)('%s loads as an ES module in Node and exports a handler', (name) => {
     expect(invokeInNode(name).handlerType).toBe('function');
+  });
+
+  it('searchKnowledge parses no tokenizer at load, and finds the one shipped beside it at first use', () => {
+    const inputs = Object.keys(bundles.searchKnowledge.metafile.inputs);
+    expect(inputs.filter((input) => input.includes('gpt-tokenizer'))).toEqual([]);
+    // Resolved as the bundle's own code resolves it: from the bundle's folder, by Node's ESM loader.
+    const probe = join(bundles.searchKnowledge.dir, 'probe.mjs');
+    writeFileSync(probe, "const m = await import('gpt-tokenizer'); process.stdout.write(JSON.stringify({ where: import.meta.resolve('gpt-tokenizer'), tokens: m.countTokens('Put a deadline on every outbound call.') }));");
+    const output = JSON.parse(execFileSync(process.execPath, [probe], { cwd: tmpdir(), env: { PATH: process.env.PATH }, encoding: 'utf8' })) as { where: string; tokens: number };
+    rmSync(probe);
+    expect(output.where).toBe(pathToFileURL(join(bundles.searchKnowledge.dir, 'node_modules/gpt-tokenizer/index.mjs')).href);
+    expect(output.tokens).toBeGreaterThan(5);
   });
 
   it('migrate carries every schema/*.sql file in ./schema', () => {
