@@ -11,7 +11,9 @@ import { toolFunctionNames } from '../../lambdas/aws/aws-adapters.ts';
 import { ConfigError, SETTINGS } from '../../lambdas/config/settings.ts';
 import { toolError, toolSuccess } from '../../lambdas/tools/tool-result.ts';
 import type { ToolCallResult } from '../../lambdas/ports/tool-invoker.ts';
-import { ValidationError } from '../../lambdas/errors/app-error.ts';
+import { UnavailableError, ValidationError } from '../../lambdas/errors/app-error.ts';
+import { INVOKE_RETURN_MS } from '../../lambdas/aws/invocation-deadline.ts';
+import { FakeClock } from '../support/paused-cluster.ts';
 
 const lambda = mockClient(LambdaClient);
 
@@ -122,6 +124,47 @@ describe('LambdaToolInvoker', () => {
     await expect(invoker().invoke({ name: 'drop_tables', arguments: {} })).rejects.toThrow(/No Lambda function/);
     await expect(invoker().invoke({ name: 'toString', arguments: {} })).rejects.toThrow(/No Lambda function/);
     expect(lambda.commandCalls(InvokeCommand)).toHaveLength(0);
+  });
+});
+
+describe("LambdaToolInvoker and the gateway's deadline", () => {
+  const unavailable = toolError(new UnavailableError(10, 'The database is resuming after a pause'));
+  const withDeadline = (clock: FakeClock, deadline: number) =>
+    new LambdaToolInvoker({ client: new LambdaClient({ region: 'us-east-1' }), functionNames: FUNCTION_NAMES, clock, deadline: () => deadline });
+  const sentDeadlines = () => lambda.commandCalls(InvokeCommand).map((call) => JSON.parse(new TextDecoder().decode(call.args[0].input.Payload as Uint8Array)).deadline_ms);
+
+  it('sends the deadline, less the time the answer needs to come back', async () => {
+    const clock = new FakeClock();
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload(toolSuccess({ results: [] })) });
+    await withDeadline(clock, clock.now() + 26_500).invoke({ name: 'get_guidance', arguments: { ids: ['x'] } });
+    expect(sentDeadlines()).toEqual([clock.now() + 26_500 - INVOKE_RETURN_MS]);
+  });
+
+  it('invokes a tool again after unavailable while the deadline leaves time, then passes the last answer on', async () => {
+    const clock = new FakeClock();
+    const deadline = clock.now() + 26_500;
+    // The tool spends its 19 s, answers unavailable; the second try runs into the gateway's deadline.
+    lambda.on(InvokeCommand).callsFake(async () => {
+      clock.advance(Math.min(19_000, deadline - INVOKE_RETURN_MS - clock.now()));
+      return { StatusCode: 200, Payload: payload(unavailable) };
+    });
+    const result = await withDeadline(clock, deadline).invoke({ name: 'get_guidance', arguments: { ids: ['x'] } });
+    expect(lambda.commandCalls(InvokeCommand)).toHaveLength(2);
+    expect(result).toEqual(unavailable);
+    expect(clock.now()).toBeLessThanOrEqual(deadline);
+  });
+
+  it('does not invoke again without a deadline, or for any other error', async () => {
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload(unavailable) });
+    await invoker().invoke({ name: 'get_guidance', arguments: { ids: ['x'] } });
+    expect(lambda.commandCalls(InvokeCommand)).toHaveLength(1);
+    expect(sentDeadlines()).toEqual([undefined]);
+
+    lambda.reset();
+    const clock = new FakeClock();
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload(toolError(new ValidationError('bad'))) });
+    await withDeadline(clock, clock.now() + 26_500).invoke({ name: 'get_guidance', arguments: { ids: ['x'] } });
+    expect(lambda.commandCalls(InvokeCommand)).toHaveLength(1);
   });
 });
 
