@@ -232,8 +232,11 @@ records
   .command('list')
   .description('list records (slug, status, version, whether the embedding is current)')
   .option('--status <status>', 'candidate, approved or deprecated')
-  .action(async (opts: { status?: 'candidate' | 'approved' | 'deprecated' }) => {
-    const list = await admin<RecordSummary[]>({ op: 'records.list', status: opts.status });
+  .option('--limit <n>', 'at most this many records (up to 10000)', (v) => Number(v), 1000)
+  .action(async (opts: { status?: 'candidate' | 'approved' | 'deprecated'; limit: number }) => {
+    const list = await admin<RecordSummary[]>({ op: 'records.list', status: opts.status, limit: opts.limit });
+    // A full page may not be all of them: say so instead of letting a count look complete.
+    if (list.length === opts.limit) console.error(`showing the first ${opts.limit} records; pass --limit (up to 10000) for more`);
     print(
       list.length === 0
         ? 'No records.'

@@ -101,6 +101,15 @@ describe('chatctx records import', () => {
     const listed = JSON.parse((await cli('--json', 'records', 'list', '--status', 'approved')).stdout) as any[];
     expect(listed.find((r) => r.slug === 'deadline-on-outbound-calls')).toMatchObject({ content_version: 1, pending_revision: true });
   });
+
+  it('says when a record list stops at its limit instead of passing a page off as all of them', async () => {
+    const page = await cli('--json', 'records', 'list', '--limit', '1');
+    expect(JSON.parse(page.stdout)).toHaveLength(1);
+    expect(page.stderr).toContain('showing the first 1 records; pass --limit');
+    const all = await cli('--json', 'records', 'list', '--limit', '10000');
+    expect(JSON.parse(all.stdout).length).toBeGreaterThan(1);
+    expect(all.stderr).not.toContain('showing the first');
+  });
 });
 
 describe('chatctx records review', () => {

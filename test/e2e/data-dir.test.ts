@@ -38,7 +38,7 @@ async function recordsFile(dir: string, prefix: string, count: number): Promise<
 }
 
 const cli = (dir: string, ...args: string[]) => runCli(['--data-dir', dir, ...args], { CHATCTX_EMBEDDINGS: 'none' });
-const slugs = async (dir: string) => (JSON.parse((await cli(dir, '--json', 'records', 'list')).stdout) as { slug: string }[]).map((r) => r.slug);
+const slugs = async (dir: string) => (JSON.parse((await cli(dir, '--json', 'records', 'list', '--limit', '10000')).stdout) as { slug: string }[]).map((r) => r.slug);
 
 async function filesUnder(dir: string): Promise<string[]> {
   const out: string[] = [];
