@@ -29,6 +29,7 @@ export const PUBLIC_DOC_PATHS = [
   '/api.json',
   '/agent-instructions.md',
   '/mcp.json',
+  '/sitemap.xml',
   '/robots.txt',
 ] as const;
 

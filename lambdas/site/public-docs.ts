@@ -1,6 +1,8 @@
 /**
  * The public documentation files (`/llms.txt`, `/llms-full.txt`, `/docs.md`,
- * `/api.json`, `/agent-instructions.md`, `/mcp.json`, `/robots.txt`).
+ * `/api.json`, `/agent-instructions.md`, `/mcp.json`, `/sitemap.xml`, `/robots.txt`).
+ * Every URL in them is absolute and built from the MCP URL they are rendered for,
+ * so on API Gateway they name the stage the request came through.
  *
  * Prose lives in the Markdown files beside this module; every table of arguments,
  * limits and error codes is generated from `schema/tools.ts`, so documentation and
@@ -129,7 +131,7 @@ export function renderPublicDocs(settings: DocsSettings): Map<string, DocFile> {
     .replaceAll('{{BODY_LIMIT}}', String(LIMITS.requestBodyMaxBytes))
     .replaceAll('{{ERROR_CODES}}', ERROR_CODE_LIST)
     .replaceAll('{{LIMITS}}', LIMIT_ROWS.map(([k, v]) => `| ${k} | ${v} |`).join('\n'));
-  const base = new URL('/', settings.mcpUrl).toString().replace(/\/$/, '');
+  const base = siteBase(settings.mcpUrl);
   const index = [
     '# chatctx',
     '',
@@ -137,7 +139,7 @@ export function renderPublicDocs(settings: DocsSettings): Map<string, DocFile> {
     '',
     `MCP endpoint: ${settings.mcpUrl} (Streamable HTTP, stateless; tools: ${TOOL_DEFINITIONS.map((t) => t.name).join(', ')})`,
     '',
-    `- [Full reference](${base}/llms-full.txt): transport, auth, tools, modes, errors, limits, privacy`,
+    `- [Full reference](${base}/llms-full.txt): transport, auth, client setup, tools, modes, errors, limits, privacy`,
     `- [Reference (Markdown)](${base}/docs.md)`,
     `- [API schemas](${base}/api.json): JSON Schemas, limits, error codes`,
     `- [Agent policy](${base}/agent-instructions.md): when and how to call the tools`,
@@ -151,6 +153,34 @@ export function renderPublicDocs(settings: DocsSettings): Map<string, DocFile> {
     ['/api.json', { contentType: 'application/json', body: JSON.stringify(apiDocument(settings), null, 2) + '\n' }],
     ['/agent-instructions.md', { contentType: 'text/markdown; charset=utf-8', body: read('agent-instructions.md') }],
     ['/mcp.json', { contentType: 'application/json', body: mcpJson + '\n' }],
-    ['/robots.txt', { contentType: 'text/plain; charset=utf-8', body: `User-agent: *\nAllow: /\nDisallow: /mcp\n` }],
+    ['/sitemap.xml', { contentType: 'application/xml; charset=utf-8', body: sitemap(base) }],
+    ['/robots.txt', { contentType: 'text/plain; charset=utf-8', body: robots(settings.mcpUrl, base) }],
   ]);
+}
+
+/** The pages a crawler should index: the documentation files, not the endpoint or the crawl files. */
+export const CANONICAL_PAGES = ['/llms.txt', '/llms-full.txt', '/docs.md', '/api.json', '/agent-instructions.md', '/mcp.json'] as const;
+
+/** Everything before `/mcp`: the origin, plus the stage on a default execute-api host. */
+function siteBase(mcpUrl: string): string {
+  return mcpUrl.replace(/\/mcp$/, '');
+}
+
+const xmlText = (value: string) =>
+  value.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&apos;');
+
+function sitemap(base: string): string {
+  const urls = CANONICAL_PAGES.map((path) => `  <url><loc>${xmlText(base + path)}</loc></url>`);
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
+    ...urls,
+    '</urlset>',
+    '',
+  ].join('\n');
+}
+
+/** Crawl the documentation, not the MCP endpoint (a POST-only JSON-RPC API). */
+function robots(mcpUrl: string, base: string): string {
+  return ['User-agent: *', 'Allow: /', `Disallow: ${new URL(mcpUrl).pathname}`, `Sitemap: ${base}/sitemap.xml`, ''].join('\n');
 }

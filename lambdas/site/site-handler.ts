@@ -18,12 +18,17 @@ export function createSiteHandler(settings: DocsSettings): SiteHandler {
 }
 
 const rendered = new Map<string, SiteHandler>();
+/** A stage is reached through a handful of hosts (its execute-api host, custom domains); more means odd Host headers. */
+const MAX_RENDERED = 8;
 
 /** The documentation file for the request, or 404: the site function's whole answer. */
 export function serveSite(request: Request, settings: DocsSettings): Response {
   const key = `${settings.mcpUrl}\u0000${settings.guestDailyLimit}`;
   let site = rendered.get(key);
-  if (!site) rendered.set(key, (site = createSiteHandler(settings)));
+  if (!site) {
+    if (rendered.size >= MAX_RENDERED) rendered.clear();
+    rendered.set(key, (site = createSiteHandler(settings)));
+  }
   return site(request) ?? new Response('Not found', { status: 404, headers: { 'Content-Type': 'text/plain' } });
 }
 

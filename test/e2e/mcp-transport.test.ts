@@ -279,4 +279,16 @@ describe('public documentation files', () => {
     const config = (await (await fetch(`${base()}/mcp.json`)).json()) as any;
     expect(config.servers.chatctx.url).toBe(server.url);
   });
+
+  it('serves a sitemap of the documentation pages and a robots.txt that keeps crawlers off the endpoint', async () => {
+    const sitemap = await fetch(`${base()}/sitemap.xml`);
+    expect(sitemap.status).toBe(200);
+    expect(sitemap.headers.get('content-type')).toBe('application/xml; charset=utf-8');
+    const locs = [...(await sitemap.text()).matchAll(/<loc>([^<]*)<\/loc>/g)].map((m) => m[1]!);
+    expect(locs).toEqual(['/llms.txt', '/llms-full.txt', '/docs.md', '/api.json', '/agent-instructions.md', '/mcp.json'].map((p) => base() + p));
+    for (const loc of locs) expect((await fetch(loc)).status, loc).toBe(200);
+    const robots = await fetch(`${base()}/robots.txt`);
+    expect(robots.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await robots.text()).toBe(`User-agent: *\nAllow: /\nDisallow: /mcp\nSitemap: ${base()}/sitemap.xml\n`);
+  });
 });

@@ -1,0 +1,72 @@
+/**
+ * The site Lambda entry (`lambdas/handlers/site.ts`) as API Gateway calls it: every
+ * path the stack routes to it answers, and the crawl files (`/sitemap.xml`,
+ * `/robots.txt`) name absolute URLs on the host and stage the request came through.
+ */
+import { describe, expect, it } from 'vitest';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { handler } from '../../lambdas/handlers/site.ts';
+import { PUBLIC_DOC_PATHS } from '../../lib/mcp-api.ts';
+import { GATEWAY_HOST, toProxyEvent } from '../support/api-gateway-fetch.ts';
+
+const STAGE_BASE = `https://${GATEWAY_HOST}/v1`;
+const CUSTOM_DOMAIN = 'docs.example.org';
+
+async function get(path: string, options: { method?: string; host?: string } = {}) {
+  const event: APIGatewayProxyEvent = await toProxyEvent(new Request(`https://${GATEWAY_HOST}${path}`, { method: options.method ?? 'GET' }), '198.51.100.7');
+  if (options.host) event.headers.Host = options.host;
+  const result = await handler(event);
+  return { status: result.statusCode, type: result.multiValueHeaders?.['content-type']?.[0], body: result.body };
+}
+
+const locs = (xml: string) => [...xml.matchAll(/<loc>([^<]*)<\/loc>/g)].map((m) => m[1]!);
+
+describe('site Lambda', () => {
+  it('answers 200 for every documentation path the stack routes to it', async () => {
+    for (const path of PUBLIC_DOC_PATHS) {
+      const res = await get(path);
+      expect(res.status, path).toBe(200);
+      expect(res.body.length, path).toBeGreaterThan(20);
+    }
+    expect((await get('/nope')).status).toBe(404);
+  });
+
+  it('serves a sitemap of the documentation pages as absolute URLs on the stage', async () => {
+    const res = await get('/sitemap.xml');
+    expect(res.type).toBe('application/xml; charset=utf-8');
+    expect(res.body.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">')).toBe(true);
+    expect(res.body.trimEnd().endsWith('</urlset>')).toBe(true);
+    expect(locs(res.body)).toEqual(
+      ['/llms.txt', '/llms-full.txt', '/docs.md', '/api.json', '/agent-instructions.md', '/mcp.json'].map((p) => STAGE_BASE + p),
+    );
+    // Each listed page is really there.
+    for (const loc of locs(res.body)) expect((await get(new URL(loc).pathname.replace(/^\/v1/, ''))).status, loc).toBe(200);
+  });
+
+  it('serves robots.txt that keeps crawlers off the endpoint and points at the sitemap', async () => {
+    const res = await get('/robots.txt');
+    expect(res.type).toBe('text/plain; charset=utf-8');
+    expect(res.body.split('\n')).toEqual(['User-agent: *', 'Allow: /', 'Disallow: /v1/mcp', `Sitemap: ${STAGE_BASE}/sitemap.xml`, '']);
+  });
+
+  it('names the custom domain, without a stage, when the request came through one', async () => {
+    const sitemap = await get('/sitemap.xml', { host: CUSTOM_DOMAIN });
+    expect(locs(sitemap.body)[0]).toBe(`https://${CUSTOM_DOMAIN}/llms.txt`);
+    expect((await get('/robots.txt', { host: CUSTOM_DOMAIN })).body).toContain('Disallow: /mcp\n');
+    // The stage's own files are unchanged by the other host's request.
+    expect(locs((await get('/sitemap.xml')).body)[0]).toBe(`${STAGE_BASE}/llms.txt`);
+  });
+
+  it('links the index to files on the stage, not on the bare host', async () => {
+    const llms = (await get('/llms.txt')).body;
+    expect(llms).toContain(`(${STAGE_BASE}/llms-full.txt)`);
+    expect(llms).not.toMatch(new RegExp(`https://${GATEWAY_HOST}/(?!v1/)`));
+  });
+
+  it('answers HEAD with the content type and no body', async () => {
+    const res = await get('/sitemap.xml', { method: 'HEAD' });
+    expect(res.status).toBe(200);
+    expect(res.type).toBe('application/xml; charset=utf-8');
+    expect(res.body).toBe('');
+  });
+});
