@@ -63,6 +63,24 @@ describe('site Lambda', () => {
     expect(llms).not.toMatch(new RegExp(`https://${GATEWAY_HOST}/(?!v1/)`));
   });
 
+  it('gives each client a setup that names this stage\'s endpoint, and VS Code\'s is /mcp.json itself', async () => {
+    const mcpUrl = `${STAGE_BASE}/mcp`;
+    const docs = (await get('/docs.md')).body;
+    const llmsFull = (await get('/llms-full.txt')).body;
+    expect(llmsFull).toBe(docs);
+    const blocks = [...docs.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1]!, text: m[2]! }));
+    const json = blocks.filter((b) => b.lang === 'json' && b.text.includes(mcpUrl)).map((b) => JSON.parse(b.text));
+    const vscode = json.find((config) => config.servers);
+    expect(vscode).toEqual(JSON.parse((await get('/mcp.json')).body));
+    expect(json.find((config) => config.mcpServers)?.mcpServers.chatctx).toEqual({ url: mcpUrl, headers: { Authorization: 'Bearer ${env:CHATCTX_API_KEY}' } });
+    expect(blocks.find((b) => b.lang === 'sh')?.text).toContain(`claude mcp add --transport http chatctx ${mcpUrl} --header "Authorization: Bearer kb_live_…"`);
+    expect(blocks.find((b) => b.lang === 'toml')?.text).toBe(`[mcp_servers.chatctx]\nurl = "${mcpUrl}"\nbearer_token_env_var = "CHATCTX_API_KEY"\n`);
+    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/oauth/register', '/oauth/authorize', '/oauth/token']) {
+      expect(docs, path).toContain(`\`${path}\``);
+    }
+    expect(docs).not.toMatch(/Claude Desktop use[s]? `mcpServers`/);
+  });
+
   it('answers HEAD with the content type and no body', async () => {
     const res = await get('/sitemap.xml', { method: 'HEAD' });
     expect(res.status).toBe(200);
