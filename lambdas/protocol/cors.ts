@@ -23,7 +23,7 @@ export function preflight(request: Request): Response {
       status: 204,
       headers: {
         'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
-        'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Last-Event-ID',
+        'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID',
         'Access-Control-Max-Age': '600',
       },
     }),

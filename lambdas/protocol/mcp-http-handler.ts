@@ -8,6 +8,10 @@
  *   → Content-Type (415) → size (413) → JSON (400/-32700) → quota (429)
  *   → a fresh MCP server + stateless transport → SSE-framed response.
  *
+ * A POST that claims the 2026-07-28 `_meta` envelope leaves after the JSON check for
+ * `modern-era.ts` (the v2 SDK: header validation, discover, cache hints, JSON
+ * answers); everything in front of it, auth and quota included, is shared.
+ *
  * It does not know PGlite, DynamoDB or Lambda: those sit behind the ports in
  * `McpHttpDeps`. It never issues `Mcp-Session-Id`, and counts only `tools/call`
  * against quotas (a handshake must never be refused for quota). Who is counted and
@@ -29,6 +33,7 @@ import { HTTP, jsonRpcError, rpcError, type JsonRpcId } from './http-responses.t
 import { retryAfterOf } from '../errors/app-error.ts';
 import { preflight, withCors } from './cors.ts';
 import { StreamCount, openEventStream, type EventStreamMode } from './event-stream.ts';
+import { createModernEndpoint, isModernRequest } from './modern-era.ts';
 
 /** How long a client refused a GET stream is asked to wait before trying again. */
 const STREAM_RETRY_SECONDS = 60;
@@ -66,6 +71,7 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
   const path = deps.config.path ?? '/mcp';
   const quota = new QuotaPolicy({ store: deps.quota, secrets: deps.secrets, guestDailyLimit: deps.config.guestDailyLimit, now: deps.now });
   const streams = new StreamCount();
+  const modern = createModernEndpoint(deps.invoker);
 
   return async (request, context) => {
     const started = performance.now();
@@ -121,6 +127,8 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
   async function handlePost(request: Request, caller: Caller, subject: string): Promise<Response> {
     const parsed = await parseMessage(request);
     if (parsed instanceof Response) return parsed;
+    // A request claiming the 2026-07-28 envelope goes to the modern path; it counts its own tool calls.
+    if (await isModernRequest(request, parsed)) return modern.answer(request, parsed, () => quota.consume(caller, subject));
     const rpc = parsed as JsonRpcMessage;
     if (rpc.method !== 'tools/call' || rpc.id === undefined) return answerMessage(deps.invoker, request, parsed);
     const problem = toolCallProblem((parsed as { params?: unknown }).params);

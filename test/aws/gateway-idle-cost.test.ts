@@ -259,7 +259,7 @@ describe('an idle client on the AWS gateway', () => {
 });
 
 describe('a newer-revision probe on the AWS gateway', () => {
-  it('is answered with 400 or -32601, costs the guest nothing, and the client falls back', async () => {
+  it('answers the 2026 discover, refuses malformed probes with 400 or -32601, costs the guest nothing, and the 2025 client still connects', async () => {
     fakeClock('2026-03-02T15:00:30Z'); // one UTC day for the probes and the counted call
     const via = gatewayFetch(productionGateway(), '203.0.113.80');
     const post = (body: unknown, headers: Record<string, string> = {}) =>

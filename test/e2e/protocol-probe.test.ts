@@ -1,7 +1,8 @@
 /**
  * A client of a newer MCP revision probing the local server (the real process):
- * every probe gets a clean 4xx or JSON-RPC error, none is counted against the
- * guest quota, and the official SDK client then connects as usual.
+ * the 2026-07-28 discover gets a real answer, every malformed probe a clean 4xx or
+ * JSON-RPC error, none is counted against the guest quota, and the 2025 SDK client
+ * then connects as usual.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../support/local-server.ts';
@@ -20,7 +21,7 @@ afterAll(async () => {
 });
 
 describe('a newer-revision probe on the local server', () => {
-  it('is answered with 400 or -32601, costs the guest nothing, and the client falls back', async () => {
+  it('answers the 2026 discover, refuses malformed probes with 400 or -32601, costs the guest nothing, and the 2025 client still connects', async () => {
     const answers = await probeNewerRevision((body, headers) => post(server.url, body, headers));
     expect(answers).toEqual(EXPECTED_PROBE_ANSWERS);
 

@@ -1,0 +1,151 @@
+/**
+ * The 2026-07-28 revision of MCP ("modern era"): no `initialize`, every request
+ * carries its protocol version and client capabilities in `_meta`, `server/discover`
+ * advertises the server, and the `MCP-Protocol-Version` / `Mcp-Method` / `Mcp-Name`
+ * headers must agree with the body. The v2 server SDK (`createMcpHandler` in strict
+ * `legacy: 'reject'` mode) owns that wire: header validation (400, -32020), unknown
+ * revisions (400, -32022), `resultType` and the cache hints on list results.
+ *
+ * `mcp-http-handler.ts` keeps everything in front of it (Origin, auth, Accept,
+ * Content-Type, size, JSON) and routes only requests that claim the modern envelope
+ * here; 2025-era traffic keeps its own path through `mcp-server.ts`.
+ *
+ * Quota: only `tools/call` counts, and only once the SDK has accepted the request
+ * (headers valid, tool known), so a refused or malformed request costs nothing and
+ * `server/discover` never counts. Over quota the whole answer becomes HTTP 429.
+ *
+ * `subscriptions/listen` is acknowledged with an empty filter and ended at once:
+ * the tools never change while a process runs, so there is nothing to deliver, and
+ * no runtime holds a stream for it (a Lambda would bill the idle time).
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  Server,
+  ProtocolError,
+  ProtocolErrorCode,
+  createMcpHandler,
+  isLegacyRequest,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/server';
+import type { ToolInvoker } from '../ports/tool-invoker.ts';
+import type { QuotaOutcome } from '../quota/quota-policy.ts';
+import { toolError } from '../tools/tool-result.ts';
+import { HTTP, SSE_HEADERS, sseFrame, type JsonRpcId } from './http-responses.ts';
+import { SERVER_INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, listTools, toolCallProblem } from './mcp-server.ts';
+
+/** The revision this path serves; the 2025 revisions stay on the legacy path. */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+
+/**
+ * How long a client may reuse `tools/list` and `server/discover`. Both are the same
+ * for every caller (no per-key tools), so shared caches may keep them too; an hour
+ * bounds how long a deploy that changes a schema takes to reach cached clients.
+ */
+export const LIST_CACHE_TTL_MS = 3_600_000;
+
+/** Counts one tool call; called only for a `tools/call` the SDK accepted. */
+export type ToolCallMeter = () => Promise<QuotaOutcome>;
+
+/** Thrown inside the SDK handler when the meter refuses: the caller turns it into a 429. */
+class QuotaRefused extends Error {}
+
+/** True when the request claims the 2026 envelope (or a modern header), so the modern path must answer it. */
+export async function isModernRequest(request: Request, parsed: object): Promise<boolean> {
+  return !(await isLegacyRequest(request, parsed));
+}
+
+/** One request's state the per-request server needs: its meter and what the meter said. */
+interface Exchange {
+  readonly meter: ToolCallMeter;
+  outcome?: QuotaOutcome;
+}
+
+export interface ModernEndpoint {
+  answer(request: Request, parsed: object, meter: ToolCallMeter): Promise<Response>;
+}
+
+export function createModernEndpoint(invoker: ToolInvoker): ModernEndpoint {
+  // The SDK hands the factory the Request it was given; the exchange rides on it.
+  const exchanges = new WeakMap<Request, Exchange>();
+  const handler = createMcpHandler(
+    ({ requestInfo }) => {
+      const exchange = requestInfo ? exchanges.get(requestInfo) : undefined;
+      if (!exchange) throw new Error('modern request without an exchange');
+      return createModernServer(invoker, exchange);
+    },
+    // One JSON answer per request; no SSE keep-alive timers (a Lambda must not hold them).
+    { legacy: 'reject', keepAliveMs: 0 },
+  );
+
+  return {
+    async answer(request, parsed, meter) {
+      const listen = endedSubscription(request, parsed);
+      if (listen) return listen;
+      const exchange: Exchange = { meter };
+      exchanges.set(request, exchange);
+      const response = await handler.fetch(request, { parsedBody: parsed });
+      const outcome = exchange.outcome;
+      if (!outcome) return response;
+      if (!outcome.allowed) return HTTP.rateLimited(outcome.retryAfterSeconds, outcome.headers, requestId(parsed));
+      const answered = new Response(response.body, response);
+      for (const [name, value] of Object.entries(outcome.headers)) answered.headers.set(name, value);
+      return answered;
+    },
+  };
+}
+
+/**
+ * A well-formed `subscriptions/listen` answered as acknowledged and gracefully
+ * closed; anything else about it (a header that disagrees, another revision) is
+ * left to the SDK to refuse.
+ */
+function endedSubscription(request: Request, parsed: object): Response | undefined {
+  const rpc = parsed as { id?: unknown; method?: unknown; params?: { _meta?: Record<string, unknown> } };
+  if (rpc.method !== 'subscriptions/listen' || (typeof rpc.id !== 'string' && typeof rpc.id !== 'number')) return undefined;
+  const version = rpc.params?._meta?.['io.modelcontextprotocol/protocolVersion'];
+  const headers = request.headers;
+  if (version !== MODERN_PROTOCOL_VERSION || headers.get('mcp-protocol-version') !== version || headers.get('mcp-method') !== rpc.method) return undefined;
+  const subscription = { 'io.modelcontextprotocol/subscriptionId': rpc.id };
+  const serverInfo = { 'io.modelcontextprotocol/serverInfo': { name: SERVER_NAME, version: SERVER_VERSION } };
+  const messages = [
+    { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: subscription, notifications: {} } },
+    { jsonrpc: '2.0', id: rpc.id, result: { resultType: 'complete', _meta: { ...subscription, ...serverInfo } } },
+  ];
+  return new Response(sseFrame(messages), { status: 200, headers: SSE_HEADERS });
+}
+
+function requestId(parsed: object): JsonRpcId {
+  const id = (parsed as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+function createModernServer(invoker: ToolInvoker, exchange: Exchange): Server {
+  const server = new Server(
+    { name: SERVER_NAME, version: SERVER_VERSION, title: 'chatctx' },
+    {
+      capabilities: { tools: {} },
+      instructions: SERVER_INSTRUCTIONS,
+      cacheHints: {
+        'tools/list': { ttlMs: LIST_CACHE_TTL_MS, cacheScope: 'public' },
+        'server/discover': { ttlMs: LIST_CACHE_TTL_MS, cacheScope: 'public' },
+      },
+    },
+  );
+  server.setRequestHandler('tools/list', () => ({ tools: listTools() as unknown as Tool[] }));
+  server.setRequestHandler('tools/call', async (request) => {
+    const problem = toolCallProblem(request.params);
+    if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
+    exchange.outcome = await exchange.meter();
+    if (!exchange.outcome.allowed) throw new QuotaRefused('quota');
+    const { name, arguments: args } = request.params;
+    try {
+      // One key per call, made here and nowhere else: every retry below this point repeats it.
+      return (await invoker.invoke({ name, arguments: args ?? {}, idempotencyKey: randomUUID() })) as unknown as CallToolResult;
+    } catch (error) {
+      // The invoker itself failed (e.g. a tool Lambda could not be reached): a generic tool error, no details.
+      return toolError(error) as unknown as CallToolResult;
+    }
+  });
+  return server;
+}
