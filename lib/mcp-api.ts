@@ -1,6 +1,6 @@
 /**
- * The public front door: an API Gateway REST API with `/mcp` (POST, GET, DELETE) on
- * the gateway function and the documentation files on the site function, one
+ * The public front door: an API Gateway REST API with `/mcp` (POST, GET, DELETE) and
+ * the OAuth endpoints (`OAUTH_ROUTES`) on the gateway function and the documentation files on the site function, one
  * stage (`v1`) with throttling, JSON access logs, X-Ray, JSON-RPC-shaped gateway
  * responses, and, when asked for, a WAF web ACL that limits each client IP.
  *
@@ -32,6 +32,23 @@ export const PUBLIC_DOC_PATHS = [
   '/sitemap.xml',
   '/robots.txt',
 ] as const;
+
+/**
+ * The OAuth endpoints the gateway function serves beside `/mcp` (`lambdas/oauth/oauth-routes.ts`),
+ * with their methods. OPTIONS lets browser-based clients discover and exchange tokens.
+ * They live under the stage like `/mcp`: the protected resource metadata is found
+ * through the 401's `resource_metadata`. RFC 8414 discovery looks for the server
+ * metadata at the host's root, which only a custom domain mapped to the stage
+ * serves; connector clients need one (`chatctx:customDomains`).
+ */
+export const OAUTH_ROUTES: Readonly<Record<string, readonly string[]>> = {
+  '/.well-known/oauth-protected-resource': ['GET', 'OPTIONS'],
+  '/.well-known/oauth-protected-resource/mcp': ['GET', 'OPTIONS'],
+  '/.well-known/oauth-authorization-server': ['GET', 'OPTIONS'],
+  '/oauth/authorize': ['GET', 'POST'],
+  '/oauth/token': ['POST', 'OPTIONS'],
+  '/oauth/register': ['POST', 'OPTIONS'],
+};
 
 /**
  * The HTTP methods of the MCP endpoint (Streamable HTTP transport), plus OPTIONS so
@@ -185,6 +202,10 @@ export class McpApi extends Construct {
     const gateway = new apigateway.LambdaIntegration(props.gatewayFunction, { allowTestInvoke: false });
     const mcp = this.api.root.addResource('mcp');
     for (const method of MCP_METHODS) mcp.addMethod(method, gateway);
+    for (const [path, methods] of Object.entries(OAUTH_ROUTES)) {
+      const resource = this.api.root.resourceForPath(path);
+      for (const method of methods) resource.addMethod(method, gateway);
+    }
 
     const site = new apigateway.LambdaIntegration(props.siteFunction, { allowTestInvoke: false });
     for (const path of PUBLIC_DOC_PATHS) this.api.root.addResource(path.slice(1)).addMethod('GET', site);

@@ -186,6 +186,7 @@ export class McpFunctions extends Construct {
         // Set explicitly so the template shows how long a revoked key may still work.
         [env('keyCacheSeconds')]: String(settingDefault('keyCacheSeconds')),
         [env('allowedOrigins')]: allowedOrigins.join(','),
+        [env('oauthRedirectAllowlist')]: settingDefault('oauthRedirectAllowlist').join(','),
       },
     });
     grants.databaseAs(fn, 'gateway');

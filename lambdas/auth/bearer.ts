@@ -5,6 +5,8 @@
  * `Bearer kb_live_…` key (an empty one included), or a key that is unknown or
  * revoked: refused with 401.
  * A bad key never falls through to guest access, so a typo is noticed at once.
+ * A resolver may also take another kind of bearer token (`accepts`): OAuth access
+ * tokens, which stand for an API key (`oauth/access-token-resolver.ts`).
  */
 import { isWellFormedApiKey } from './api-keys.ts';
 
@@ -16,12 +18,14 @@ export type AuthOutcome =
 
 export interface KeyResolver {
   resolve(key: string): Promise<{ id: string; dailyQuota: number | null } | undefined>;
+  /** Whether a bearer token that is not an API key is one this resolver resolves too. */
+  accepts?(token: string): boolean;
 }
 
 export async function authenticate(header: string | null, keys: KeyResolver, guestEnabled: boolean): Promise<AuthOutcome> {
   if (header === null) return guestEnabled ? { ok: true, caller: { kind: 'guest' } } : { ok: false, reason: 'missing' };
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  if (!match || !isWellFormedApiKey(match[1]!)) return { ok: false, reason: 'malformed' };
+  if (!match || !(isWellFormedApiKey(match[1]!) || keys.accepts?.(match[1]!))) return { ok: false, reason: 'malformed' };
   const key = await keys.resolve(match[1]!);
   if (!key) return { ok: false, reason: 'invalid' };
   return { ok: true, caller: { kind: 'key', id: key.id, dailyQuota: key.dailyQuota } };

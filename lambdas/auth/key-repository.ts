@@ -82,6 +82,19 @@ export class KeyRepository {
     return row ? { id: row.id, dailyQuota: row.daily_quota } : undefined;
   }
 
+  /** The active key with this id, or undefined; its last use is stamped as `resolve` does. Backs OAuth access tokens. */
+  async resolveById(id: string): Promise<ActiveKey | undefined> {
+    const rows = await this.sql.query<{ id: string; daily_quota: number | null }>(
+      `WITH k AS (SELECT id, daily_quota FROM api_keys WHERE id::text = $1 AND revoked_at IS NULL),
+            stamp AS (UPDATE api_keys SET last_used_at = date_trunc('hour', now())
+                       WHERE id IN (SELECT id FROM k) AND last_used_at IS DISTINCT FROM date_trunc('hour', now()))
+       SELECT id::text AS id, daily_quota FROM k`,
+      [id],
+    );
+    const row = rows[0];
+    return row ? { id: row.id, dailyQuota: row.daily_quota } : undefined;
+  }
+
   private async updateOne(statement: string, params: [string, ...(number | null)[]]): Promise<ApiKeyInfo> {
     const [row] = await this.sql.query<ApiKeyInfo>(statement, params);
     if (!row) throw new NotFoundError('No API key has that id.', { id: params[0] });

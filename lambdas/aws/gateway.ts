@@ -13,10 +13,12 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createMcpHttpHandler, type McpHttpDeps } from '../protocol/mcp-http-handler.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
 import { CachedKeyResolver } from '../auth/cached-key-resolver.ts';
+import { OAuthKeyResolver, withOAuthChallenge } from '../oauth/access-token-resolver.ts';
+import { createOAuthRoutes, type OAuthRoutes } from '../oauth/oauth-routes.ts';
 import { readSettings, type Environment } from '../config/settings.ts';
 import type { Logger } from '../ports/logger.ts';
 import { LambdaToolInvoker } from './lambda-tool-invoker.ts';
-import { clientIpOf, toRequest, toResult } from './api-gateway-adapter.ts';
+import { clientIpOf, stageBaseUrl, toRequest, toResult } from './api-gateway-adapter.ts';
 import { dataApiSql, pepperSecrets, quotaStore, toolFunctionNames } from './aws-adapters.ts';
 
 /**
@@ -28,10 +30,31 @@ export const GET_STREAM_RETRY_MS = 3_600_000;
 
 export type GatewayHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
-/** The gateway over any set of ports; tests pass fixture-backed ones. */
-export function createGatewayHandler(deps: McpHttpDeps): GatewayHandler {
-  const handle = createMcpHttpHandler(deps);
-  return async (event) => toResult(await handle(toRequest(event), { clientIp: clientIpOf(event) }));
+/**
+ * The gateway over any set of ports; tests pass fixture-backed ones. With `oauth`,
+ * the OAuth endpoints answer beside `/mcp`, under the stage's URL.
+ */
+export function createGatewayHandler(deps: McpHttpDeps, oauth?: OAuthRoutes): GatewayHandler {
+  const handle = withOAuthChallenge(createMcpHttpHandler(deps), { secrets: deps.secrets, now: deps.now && (() => deps.now!().getTime()) });
+  return async (event) => {
+    const request = toRequest(event);
+    const baseUrl = stageBaseUrl(event);
+    const answered = oauth && (await oauth(request, baseUrl));
+    return toResult(answered ?? (await handle(request, { clientIp: clientIpOf(event) }, baseUrl)));
+  };
+}
+
+/** The OAuth endpoints over the gateway's database role, pepper and key resolver. */
+export function gatewayOAuthRoutes(env: Environment, deps: McpHttpDeps, options: { readonly fetch?: typeof fetch } = {}): OAuthRoutes {
+  return createOAuthRoutes({
+    sql: dataApiSql(env),
+    secrets: deps.secrets,
+    keys: deps.keys,
+    redirectAllowlist: readSettings(env, ['oauthRedirectAllowlist']).oauthRedirectAllowlist,
+    logger: deps.logger,
+    fetch: options.fetch,
+    now: deps.now,
+  });
 }
 
 /** Production dependencies from the settings the stack gives the function. */
@@ -45,10 +68,16 @@ export function gatewayDeps(env: Environment, logger: Logger): McpHttpDeps {
       allowedOrigins: settings.allowedOrigins,
       getStream: { mode: 'close', retryMs: GET_STREAM_RETRY_MS },
     },
-    keys: new CachedKeyResolver(new KeyRepository(dataApiSql(env), secrets), { maxAgeMs: settings.keyCacheSeconds * 1000 }),
+    keys: gatewayKeys(new KeyRepository(dataApiSql(env), secrets), secrets, settings.keyCacheSeconds * 1000),
     quota: quotaStore(env),
     secrets,
     invoker: new LambdaToolInvoker({ functionNames: toolFunctionNames(env) }),
     logger,
   };
+}
+
+/** API keys, and OAuth access tokens by the key they stand for, each answered from memory for `maxAgeMs`. */
+function gatewayKeys(repository: KeyRepository, secrets: McpHttpDeps['secrets'], maxAgeMs: number): OAuthKeyResolver {
+  const byId = { resolve: (id: string) => repository.resolveById(id) };
+  return new OAuthKeyResolver(new CachedKeyResolver(repository, { maxAgeMs }), new CachedKeyResolver(byId, { maxAgeMs }), secrets);
 }

@@ -133,6 +133,26 @@ function stringMap(common: Common): Setting<Readonly<Record<string, string>>> {
   );
 }
 
+/** The documented OAuth callbacks of the claude.ai and ChatGPT connectors. */
+export const OAUTH_CONNECTOR_CALLBACKS: readonly string[] = [
+  'https://claude.ai/api/mcp/auth_callback',
+  'https://claude.com/api/mcp/auth_callback',
+  'https://chatgpt.com/connector_platform_oauth_redirect',
+  'https://chatgpt.com/connector/oauth/*',
+];
+
+/** Redirect URI entries keep their case (paths are case-sensitive); each must be an https URL. */
+function parseRedirectAllowlist(raw: string): readonly string[] {
+  const entries = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+  for (const entry of entries) {
+    if (!/^https:\/\/[^/\s*]+\/\S*$/.test(entry)) throw new Error('must list https:// URLs with a path, comma-separated');
+  }
+  return entries;
+}
+
 /** The embedding providers: the bundled encoder, Bedrock, or none (keyword search only). */
 export const EMBEDDING_PROVIDERS = ['use-lite', 'bedrock', 'none'] as const;
 export type EmbeddingProvider = (typeof EMBEDDING_PROVIDERS)[number];
@@ -174,6 +194,17 @@ export const SETTINGS = {
     defaultText: 'none',
     description: 'browser `Origin`s accepted besides the local server\'s own, e.g. `http://localhost:6274` for the Inspector UI; comma-separated',
   }),
+  oauthRedirectAllowlist: setting(
+    {
+      env: 'CHATCTX_OAUTH_REDIRECT_ALLOWLIST',
+      runtimes: BOTH,
+      description:
+        'OAuth redirect URIs a connector client may register or name (exact `https://` URLs; a trailing `*` allows any continuation), comma-separated; `http://localhost`, `127.0.0.1` and `[::1]` on any port are always allowed for desktop clients. The default names the claude.ai and ChatGPT connector callbacks',
+    },
+    parseRedirectAllowlist,
+    OAUTH_CONNECTOR_CALLBACKS,
+    OAUTH_CONNECTOR_CALLBACKS.join(','),
+  ),
   trustedProxies: list({
     env: 'CHATCTX_TRUSTED_PROXIES',
     runtimes: LOCAL,

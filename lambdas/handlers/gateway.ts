@@ -1,5 +1,5 @@
 /**
- * Lambda entry of the MCP gateway (`/mcp` behind API Gateway): wiring only, see
+ * Lambda entry of the MCP gateway (`/mcp` and the OAuth endpoints behind API Gateway): wiring only, see
  * `aws/gateway.ts`. Each request runs under the invocation's deadline
  * (`aws/invocation-deadline.ts`), and a handshake starts waking a paused database
  * (`aws/database-wake.ts`).
@@ -8,7 +8,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { createGatewayHandler, gatewayDeps, type GatewayHandler } from '../aws/gateway.ts';
+import { createGatewayHandler, gatewayDeps, gatewayOAuthRoutes, type GatewayHandler } from '../aws/gateway.ts';
 import { createLambdaObservability } from '../aws/powertools-logger.ts';
 import { dataApiSql } from '../aws/aws-adapters.ts';
 import { DatabaseWake } from '../aws/database-wake.ts';
@@ -19,7 +19,10 @@ let gateway: GatewayHandler | undefined;
 let wake: DatabaseWake | undefined;
 
 export const handler = middy((event: APIGatewayProxyEvent, context: Context) => {
-  gateway ??= createGatewayHandler(gatewayDeps(process.env, observability.logger));
+  if (!gateway) {
+    const deps = gatewayDeps(process.env, observability.logger);
+    gateway = createGatewayHandler(deps, gatewayOAuthRoutes(process.env, deps));
+  }
   // One attempt, no retries: the request reaching the Data API is the wake-up.
   wake ??= new DatabaseWake({ sql: dataApiSql(process.env, { deadline: () => 0 }), logger: observability.logger });
   const answer = gateway;

@@ -31,6 +31,8 @@ export interface LocalConfig {
   readonly bedrockModelId: string;
   /** Days search events are kept. */
   readonly searchEventRetentionDays: number;
+  /** OAuth redirect URIs allowed besides loopback ones. */
+  readonly oauthRedirectAllowlist: readonly string[];
 }
 
 export function readLocalConfig(env: Environment = process.env): LocalConfig {
@@ -48,6 +50,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     'embeddings',
     'bedrockModelId',
     'searchEventRetentionDays',
+    'oauthRedirectAllowlist',
   ]);
   const ownHosts = ['0.0.0.0', '::'].includes(s.host) ? [] : [s.host.includes(':') ? `[${s.host}]` : s.host];
   const hosts = [...LOOPBACK_HOSTS, ...ownHosts, ...s.allowedHosts];
@@ -66,5 +69,6 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     embeddings: s.embeddings,
     bedrockModelId: s.bedrockModelId,
     searchEventRetentionDays: s.searchEventRetentionDays,
+    oauthRedirectAllowlist: s.oauthRedirectAllowlist,
   };
 }

@@ -35,6 +35,9 @@ import { KeyRepository } from '../auth/key-repository.ts';
 import { SqlQuotaStore } from '../quota/sql-quota-store.ts';
 import { MirroredQuotaStore } from '../quota/mirrored-quota-store.ts';
 import { CachedKeyResolver } from '../auth/cached-key-resolver.ts';
+import { OAuthKeyResolver, withOAuthChallenge } from '../oauth/access-token-resolver.ts';
+import { createOAuthRoutes } from '../oauth/oauth-routes.ts';
+import { checkOrigin } from '../protocol/request-guards.ts';
 import { utcDay } from '../quota/quota-clock.ts';
 import { createEmbedder } from '../embeddings/embedder-factory.ts';
 import { embedRecords, recordsToEmbed } from '../embeddings/record-embeddings.ts';
@@ -63,11 +66,15 @@ export interface StartOptions {
   readonly drainMs?: number;
   /** How long to wait for a CLI command that holds the data directory. @default 60000 */
   readonly waitMs?: number;
+  /** Fetches OAuth client metadata documents; tests serve theirs through it. @default fetch */
+  readonly oauthFetch?: typeof fetch;
 }
 
 /** What answers requests once the store is open. */
 interface Ready {
   readonly handle: McpHttpHandler;
+  /** The OAuth endpoints (`oauth/oauth-routes.ts`); undefined for any other path. */
+  readonly oauth: (request: Request) => Promise<Response | undefined>;
   readonly serveAdmin: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }
 
@@ -98,7 +105,7 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     await makePrivate(lock.dataDir);
     const embedder = await createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
     if (embedder?.close) stops.push(() => embedder.close!());
-    ready(await answering(store, embedder, events, config, logger, admin.token));
+    ready(await answering(store, embedder, events, config, logger, admin.token, options.oauthFetch));
     logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', created: store.created });
     stops.push(retainSearchEvents(store, config.searchEventRetentionDays, logger));
 
@@ -193,12 +200,14 @@ async function answering(
   config: LocalConfig,
   logger: Logger,
   adminToken: string,
+  oauthFetch?: typeof fetch,
 ): Promise<Ready> {
   const handlers = createToolHandlers({ sql: store.sql, secrets: store.secrets, embedder, logger, events, cache: new SearchCache() });
-  const keys = new CachedKeyResolver(new KeyRepository(store.sql, store.secrets));
+  const repository = new KeyRepository(store.sql, store.secrets);
+  const keys = new OAuthKeyResolver(new CachedKeyResolver(repository), new CachedKeyResolver({ resolve: (id) => repository.resolveById(id) }), store.secrets);
   const counters = new SqlQuotaStore(store.sql);
   const quota = await MirroredQuotaStore.open(counters, utcDay(new Date()), (day) => counters.counters(day));
-  const handle = createMcpHttpHandler({
+  const mcp = createMcpHttpHandler({
     config: {
       guestDailyLimit: config.guestDailyLimit,
       allowedHosts: config.allowedHosts,
@@ -218,7 +227,13 @@ async function answering(
     keysChanged: () => keys.forget(),
     searchEventRetentionDays: config.searchEventRetentionDays,
   };
-  return { handle, serveAdmin: createAdminEndpoint(admin, adminToken, logger) };
+  const challenged = withOAuthChallenge(mcp, { secrets: store.secrets });
+  const handle: McpHttpHandler = (request, context) => challenged(request, context, new URL(request.url).origin);
+  const routes = createOAuthRoutes({ sql: store.sql, secrets: store.secrets, keys, redirectAllowlist: config.oauthRedirectAllowlist, logger, fetch: oauthFetch });
+  // The OAuth pages and endpoints answer only for this server's Host names (DNS rebinding), from any Origin.
+  const oauth = async (request: Request) =>
+    checkOrigin(request, { allowedHosts: config.allowedHosts, allowedOrigins: ['*'] }) ? undefined : routes(request, new URL(request.url).origin);
+  return { handle, oauth, serveAdmin: createAdminEndpoint(admin, adminToken, logger) };
 }
 
 /**
@@ -249,8 +264,8 @@ async function bindMcp(config: LocalConfig, whenReady: Promise<Ready>, drainMs: 
   const listener = getRequestListener(async (request, env) => {
     const file = site(request);
     if (file) return file;
-    const { handle } = await whenReady;
-    return handle(request, { clientIp: clientIp(env.incoming as IncomingMessage, config.trustedProxies) });
+    const { handle, oauth } = await whenReady;
+    return (await oauth(request)) ?? handle(request, { clientIp: clientIp(env.incoming as IncomingMessage, config.trustedProxies) });
   });
   const requests = tracked(listener);
   // Request timeouts are checked this often (Node's default, 30 s, would let a trickle run past them).

@@ -32,8 +32,16 @@ const PRIVILEGES = {
   reader: ['SELECT ON records, record_applies_to, record_sources'],
   /** submit_feedback: insert feedback, and check that the record it names is approved (three columns, no text). */
   feedback: ['INSERT ON feedback', 'SELECT (id, slug, status) ON records'],
-  /** MCP gateway: look up a key by its hash and stamp its last use (to the hour, only when the hour changed). */
-  gateway: ['SELECT (id, key_hash, daily_quota, revoked_at, last_used_at) ON api_keys', 'UPDATE (last_used_at) ON api_keys'],
+  /**
+   * MCP gateway: look up a key by its hash (or, for an OAuth access token, its id) and stamp its last use (to the
+   * hour, only when the hour changed); keep OAuth registrations, codes and refresh tokens: write them, read them,
+   * and delete them when used or expired (never update one).
+   */
+  gateway: [
+    'SELECT (id, key_hash, daily_quota, revoked_at, last_used_at) ON api_keys',
+    'UPDATE (last_used_at) ON api_keys',
+    'SELECT, INSERT, DELETE ON oauth_clients, oauth_codes, oauth_refresh_tokens',
+  ],
 } as const;
 
 const grantsTo = (role: string, ...privileges: (readonly string[])[]): string[] =>

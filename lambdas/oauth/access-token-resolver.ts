@@ -1,0 +1,87 @@
+/**
+ * Bearer auth for OAuth access tokens, beside API keys.
+ *
+ * `OAuthKeyResolver` is the `KeyResolver` the MCP endpoint is given: an API key
+ * goes to the API key resolver as before; an access token is checked by its
+ * signature and expiry (no database) and then resolved by the id of the API key it
+ * stands for, through a cache with the same lifetime rules as the key cache
+ * (`auth/cached-key-resolver.ts`). So a tool call with a token costs what one with
+ * the key costs, quota is the key's, and a revoked key stops its tokens as soon as
+ * it stops itself.
+ *
+ * `withOAuthChallenge` wraps the MCP endpoint: an access token issued for another
+ * resource is refused there like any unknown token, and every 401 names the
+ * protected resource metadata (RFC 9728), so a connector can find the
+ * authorization server. Requests without a token, and API keys, pass unchanged.
+ */
+import type { KeyResolver } from '../auth/bearer.ts';
+import type { ActiveKey } from '../auth/key-repository.ts';
+import type { Secrets } from '../ports/secrets.ts';
+import { ACCESS_TOKEN_PREFIX, isAccessTokenShaped, verifyAccessToken } from './oauth-crypto.ts';
+import { resourceMetadataUrl } from './oauth-routes.ts';
+
+interface Forgetful extends KeyResolver {
+  forget?(): void;
+}
+
+export class OAuthKeyResolver implements KeyResolver {
+  constructor(
+    /** Resolves API keys (the existing key cache). */
+    private readonly apiKeys: Forgetful,
+    /** Resolves an API key's id to the key, when active (cached like `apiKeys`). */
+    private readonly keyIds: Forgetful,
+    private readonly secrets: Secrets,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  accepts(token: string): boolean {
+    return isAccessTokenShaped(token);
+  }
+
+  async resolve(token: string): Promise<ActiveKey | undefined> {
+    if (!token.startsWith(ACCESS_TOKEN_PREFIX)) return this.apiKeys.resolve(token);
+    const claims = verifyAccessToken(await this.secrets.pepper(), token, this.now());
+    return claims ? this.keyIds.resolve(claims.keyId) : undefined;
+  }
+
+  /** Forgets every cached key: the next use of each key or token asks the store again. */
+  forget(): void {
+    this.apiKeys.forget?.();
+    this.keyIds.forget?.();
+  }
+}
+
+export interface ChallengeOptions {
+  readonly secrets: Secrets;
+  /** Clock in epoch milliseconds. @default Date.now */
+  readonly now?: () => number;
+  /** @default '/mcp' */
+  readonly mcpPath?: string;
+}
+
+/** A fetch-style MCP endpoint that also takes the public base URL the request came through. */
+export function withOAuthChallenge<C>(
+  handle: (request: Request, context: C) => Promise<Response>,
+  options: ChallengeOptions,
+): (request: Request, context: C, baseUrl: string) => Promise<Response> {
+  const mcpPath = options.mcpPath ?? '/mcp';
+  return async (request, context, baseUrl) => {
+    const token = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')?.[1];
+    let forwarded = request;
+    if (token?.startsWith(ACCESS_TOKEN_PREFIX)) {
+      const claims = verifyAccessToken(await options.secrets.pepper(), token, (options.now ?? Date.now)());
+      if (claims && claims.audience !== `${baseUrl}${mcpPath}`) {
+        // Issued for another resource: the endpoint refuses it like any token it cannot resolve.
+        const headers = new Headers(request.headers);
+        headers.set('authorization', 'Bearer -');
+        forwarded = new Request(request, { headers });
+      }
+    }
+    const response = await handle(forwarded, context);
+    if (response.status === 401) {
+      const challenge = response.headers.get('www-authenticate') ?? 'Bearer realm="chatctx"';
+      response.headers.set('WWW-Authenticate', `${challenge}, resource_metadata="${resourceMetadataUrl(baseUrl, mcpPath)}"`);
+    }
+    return response;
+  };
+}

@@ -1,0 +1,299 @@
+/**
+ * chatctx's own small OAuth 2.1 authorization server, for connector clients that
+ * cannot send a static API key, as a fetch-style function: a `Request` for one of
+ * its paths in, a `Response` out (`undefined` for any other path). Both runtimes
+ * mount it beside the MCP endpoint, under the same base URL.
+ *
+ *   GET  /.well-known/oauth-protected-resource[/mcp]  RFC 9728 metadata of the MCP endpoint
+ *   GET  /.well-known/oauth-authorization-server      RFC 8414 metadata of the authorization server
+ *   GET  /oauth/authorize   the consent page; POST it with an API key → redirect with a code
+ *   POST /oauth/token       authorization_code (PKCE S256) and refresh_token (rotated)
+ *   POST /oauth/register    dynamic client registration (RFC 7591)
+ *
+ * A grant stands for the API key a person pasted: the access token it yields is
+ * signed, lasts an hour, names the key's id and the MCP resource URL, and is
+ * checked on each tool call like the key itself (`access-token-resolver.ts`).
+ * It does not authenticate MCP requests and knows nothing of quotas.
+ */
+import { createHash } from 'node:crypto';
+import type { Logger } from '../ports/logger.ts';
+import type { Secrets } from '../ports/secrets.ts';
+import type { Sql } from '../ports/sql.ts';
+import type { KeyResolver } from '../auth/bearer.ts';
+import { isWellFormedApiKey } from '../auth/api-keys.ts';
+import { readBounded } from '../streams/bounded-read.ts';
+import { ClientDirectory, ClientError, type OAuthClient } from './oauth-clients.ts';
+import { OAuthStore, type Grant } from './oauth-store.ts';
+import { hashOAuthSecret, newSecret, signAccessToken } from './oauth-crypto.ts';
+import { AUTHORIZE_PARAMS, PAGE_HEADERS, consentPage, csrfCookieHeader, csrfValid, errorPage, newCsrf } from './consent-page.ts';
+
+export interface OAuthRoutesDeps {
+  readonly sql: Sql;
+  readonly secrets: Secrets;
+  /** Checks the API key pasted on the consent page, exactly as bearer auth checks one. */
+  readonly keys: KeyResolver;
+  /** Redirect URIs allowed besides loopback ones (`CHATCTX_OAUTH_REDIRECT_ALLOWLIST`). */
+  readonly redirectAllowlist: readonly string[];
+  readonly logger: Logger;
+  /** Fetches client metadata documents. @default fetch */
+  readonly fetch?: typeof fetch;
+  readonly now?: () => Date;
+  /** Path of the MCP endpoint under the base URL. @default '/mcp' */
+  readonly mcpPath?: string;
+}
+
+/** `baseUrl` is the public URL the paths hang from: the server's origin, or the API stage's URL. */
+export type OAuthRoutes = (request: Request, baseUrl: string) => Promise<Response | undefined>;
+
+/** Access tokens last an hour: a revoked key's connector stops within that time at most (sooner, by the key cache). */
+export const ACCESS_TOKEN_SECONDS = 3600;
+const CODE_SECONDS = 300;
+const REFRESH_TOKEN_DAYS = 30;
+const BODY_MAX_BYTES = 16 * 1024;
+const PKCE_PATTERN = /^[A-Za-z0-9._~-]{43,128}$/;
+
+/** Where the protected resource metadata of the MCP endpoint lives (RFC 9728, path-suffixed). */
+export function resourceMetadataUrl(baseUrl: string, mcpPath = '/mcp'): string {
+  return `${baseUrl}/.well-known/oauth-protected-resource${mcpPath}`;
+}
+
+type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_target' | 'invalid_redirect_uri' | 'invalid_client_metadata';
+
+export function createOAuthRoutes(deps: OAuthRoutesDeps): OAuthRoutes {
+  const server = new OAuthServer(deps);
+  return (request, baseUrl) => server.answer(request, baseUrl);
+}
+
+type Route = { readonly methods: readonly string[]; readonly cors: boolean; readonly answer: (request: Request, baseUrl: string) => Promise<Response> };
+
+class OAuthServer {
+  private readonly now: () => Date;
+  private readonly mcpPath: string;
+  private readonly store: OAuthStore;
+  private readonly clients: ClientDirectory;
+  private readonly routes: Readonly<Record<string, Route>>;
+
+  constructor(private readonly deps: OAuthRoutesDeps) {
+    this.now = deps.now ?? (() => new Date());
+    this.mcpPath = deps.mcpPath ?? '/mcp';
+    this.store = new OAuthStore(deps.sql);
+    this.clients = new ClientDirectory({ store: this.store, pepper: () => this.pepper(), redirectAllowlist: deps.redirectAllowlist, fetch: deps.fetch, now: this.now });
+    const resource: Route = { methods: ['GET'], cors: true, answer: async (_r, base) => json(200, this.protectedResource(base)) };
+    const server: Route = { methods: ['GET'], cors: true, answer: async (_r, base) => json(200, this.serverMetadata(base)) };
+    this.routes = {
+      '/.well-known/oauth-protected-resource': resource,
+      [`/.well-known/oauth-protected-resource${this.mcpPath}`]: resource,
+      '/.well-known/oauth-authorization-server': server,
+      '/oauth/authorize': { methods: ['GET', 'POST'], cors: false, answer: (r, base) => (r.method === 'GET' ? this.showConsent(r, base) : this.decide(r, base)) },
+      '/oauth/token': { methods: ['POST'], cors: true, answer: (r) => this.token(r) },
+      '/oauth/register': { methods: ['POST'], cors: true, answer: (r) => this.register(r) },
+    };
+  }
+
+  async answer(request: Request, baseUrl: string): Promise<Response | undefined> {
+    const route = Object.hasOwn(this.routes, new URL(request.url).pathname) ? this.routes[new URL(request.url).pathname]! : undefined;
+    if (!route) return undefined;
+    if (request.method === 'OPTIONS' && route.cors) return new Response(null, { status: 204, headers: corsHeaders() });
+    if (!route.methods.includes(request.method)) return new Response(null, { status: 405, headers: { Allow: route.methods.join(', ') } });
+    const response = await route.answer(request, baseUrl);
+    if (route.cors) for (const [name, value] of Object.entries(corsHeaders())) response.headers.set(name, value);
+    return response;
+  }
+
+  private pepper(): Promise<Buffer> {
+    return this.deps.secrets.pepper();
+  }
+
+  private protectedResource(base: string) {
+    return { resource: `${base}${this.mcpPath}`, authorization_servers: [base], bearer_methods_supported: ['header'], resource_name: 'chatctx' };
+  }
+
+  private serverMetadata(base: string) {
+    return {
+      issuer: base,
+      authorization_endpoint: `${base}/oauth/authorize`,
+      token_endpoint: `${base}/oauth/token`,
+      registration_endpoint: `${base}/oauth/register`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['none'],
+      client_id_metadata_document_supported: true,
+      authorization_response_iss_parameter_supported: true,
+      scopes_supported: [],
+    };
+  }
+
+  /** The checked authorization request, or the page/redirect that refuses it. */
+  private async authorizationRequest(params: URLSearchParams, base: string): Promise<AuthorizationRequest | Response> {
+    const clientId = params.get('client_id');
+    if (!clientId) return page(400, errorPage('The request names no client_id.'));
+    let client: OAuthClient;
+    try {
+      client = await this.clients.find(clientId);
+    } catch (error) {
+      if (error instanceof ClientError) return page(400, errorPage(error.message));
+      throw error;
+    }
+    const redirectUri = params.get('redirect_uri') ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : '');
+    if (!client.redirectUris.includes(redirectUri) || !this.clients.redirectAllowed(redirectUri)) {
+      return page(400, errorPage('The redirect_uri is not one this client registered, or not on this server\'s allow-list.'));
+    }
+    const back = (error: string, description: string) => redirect(redirectUri, { error, error_description: description, state: params.get('state'), iss: base });
+    if (params.get('response_type') !== 'code') return back('unsupported_response_type', 'Only response_type=code is supported.');
+    const challenge = params.get('code_challenge') ?? '';
+    if (params.get('code_challenge_method') !== 'S256' || !PKCE_PATTERN.test(challenge)) {
+      return back('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
+    }
+    const resource = params.get('resource') ?? `${base}${this.mcpPath}`;
+    if (resource !== `${base}${this.mcpPath}`) return back('invalid_target', `The only resource here is ${base}${this.mcpPath}.`);
+    return { client, redirectUri, challenge, resource, state: params.get('state') };
+  }
+
+  private async showConsent(request: Request, base: string): Promise<Response> {
+    const params = new URL(request.url).searchParams;
+    const checked = await this.authorizationRequest(params, base);
+    if (checked instanceof Response) return checked;
+    return this.consent(checked, params, base, 200);
+  }
+
+  private async consent(checked: AuthorizationRequest, params: URLSearchParams, base: string, status: number, error?: string): Promise<Response> {
+    const csrf = newCsrf(await this.pepper(), this.now().getTime());
+    const carried = Object.fromEntries(AUTHORIZE_PARAMS.flatMap((name) => (params.has(name) ? [[name, params.get(name)!]] : [])));
+    const html = consentPage({ clientName: checked.client.name ?? checked.client.clientId, redirectHost: new URL(checked.redirectUri).host, params: carried, error }, csrf.token);
+    const response = page(status, html);
+    response.headers.append('Set-Cookie', csrfCookieHeader(csrf.cookie, base.startsWith('https:')));
+    return response;
+  }
+
+  private async decide(request: Request, base: string): Promise<Response> {
+    const form = await readForm(request);
+    if (!form) return page(400, errorPage('Send the consent form as application/x-www-form-urlencoded, at most 16 KiB.'));
+    const checked = await this.authorizationRequest(form, base);
+    if (checked instanceof Response) return checked;
+    if (!csrfValid(await this.pepper(), request.headers.get('cookie'), form.get('csrf') ?? undefined, this.now().getTime())) {
+      return page(403, errorPage('The consent form expired or was not sent from this page. Start the connection again from your client.'));
+    }
+    if (form.get('decision') === 'deny') return redirect(checked.redirectUri, { error: 'access_denied', state: checked.state, iss: base });
+    const apiKey = (form.get('api_key') ?? '').trim();
+    const key = isWellFormedApiKey(apiKey) ? await this.deps.keys.resolve(apiKey) : undefined;
+    if (!key) {
+      this.deps.logger.info('oauth_consent_refused', { reason: isWellFormedApiKey(apiKey) ? 'invalid' : 'malformed' });
+      return this.consent(checked, form, base, 401, 'That is not an active chatctx API key. Check it and try again.');
+    }
+    const code = newSecret('kb_code_');
+    const at = this.now();
+    const stored = { clientHash: checked.client.clientHash, apiKeyId: key.id, redirectUri: checked.redirectUri, codeChallenge: checked.challenge, resource: checked.resource };
+    await this.store.addCode(hashOAuthSecret(await this.pepper(), 'code', code), stored, at, new Date(at.getTime() + CODE_SECONDS * 1000));
+    this.deps.logger.info('oauth_code_issued', {});
+    return redirect(checked.redirectUri, { code, state: checked.state, iss: base });
+  }
+
+  private async token(request: Request): Promise<Response> {
+    const form = await readForm(request);
+    if (!form) return oauthError(400, 'invalid_request', 'Send the token request as application/x-www-form-urlencoded.');
+    const clientId = form.get('client_id');
+    if (!clientId) return oauthError(401, 'invalid_client', 'Public clients send their client_id.');
+    const clientHash = hashOAuthSecret(await this.pepper(), 'client', clientId);
+    const grantType = form.get('grant_type');
+    if (grantType === 'authorization_code') return this.exchangeCode(form, clientHash);
+    if (grantType === 'refresh_token') return this.refresh(form, clientHash);
+    return oauthError(400, 'unsupported_grant_type', 'Use authorization_code or refresh_token.');
+  }
+
+  private async exchangeCode(form: URLSearchParams, clientHash: string): Promise<Response> {
+    const code = form.get('code');
+    const verifier = form.get('code_verifier') ?? '';
+    if (!code || !PKCE_PATTERN.test(verifier)) return oauthError(400, 'invalid_request', 'Send code and a code_verifier of 43 to 128 characters.');
+    const taken = await this.store.takeCode(hashOAuthSecret(await this.pepper(), 'code', code), this.now());
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    if (!taken || taken.clientHash !== clientHash || taken.redirectUri !== form.get('redirect_uri') || taken.codeChallenge !== challenge || !taken.keyActive) {
+      return oauthError(400, 'invalid_grant', 'The code is unknown, used, expired, issued to another client or redirect URI, or the verifier does not match.');
+    }
+    if (form.has('resource') && form.get('resource') !== taken.resource) return oauthError(400, 'invalid_target', 'The resource differs from the one authorized.');
+    return this.issue(taken, 'authorization_code');
+  }
+
+  private async refresh(form: URLSearchParams, clientHash: string): Promise<Response> {
+    const presented = form.get('refresh_token');
+    if (!presented) return oauthError(400, 'invalid_request', 'Send refresh_token.');
+    const taken = await this.store.takeRefreshToken(hashOAuthSecret(await this.pepper(), 'refresh', presented), this.now());
+    if (!taken || taken.clientHash !== clientHash || !taken.keyActive) {
+      return oauthError(400, 'invalid_grant', 'The refresh token is unknown, already used, expired, issued to another client, or its API key was revoked.');
+    }
+    if (form.has('resource') && form.get('resource') !== taken.resource) return oauthError(400, 'invalid_target', 'The resource differs from the one authorized.');
+    return this.issue(taken, 'refresh_token');
+  }
+
+  private async issue(grant: Grant, grantType: string): Promise<Response> {
+    const at = this.now();
+    const secret = await this.pepper();
+    const accessToken = signAccessToken(secret, {
+      keyId: grant.apiKeyId,
+      audience: grant.resource,
+      clientHash: grant.clientHash,
+      expiresAt: Math.floor(at.getTime() / 1000) + ACCESS_TOKEN_SECONDS,
+    });
+    const refreshToken = newSecret('kb_rt_');
+    await this.store.addRefreshToken(hashOAuthSecret(secret, 'refresh', refreshToken), grant, at, new Date(at.getTime() + REFRESH_TOKEN_DAYS * 86_400_000));
+    this.deps.logger.info('oauth_token_issued', { grant_type: grantType });
+    return json(200, { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refreshToken });
+  }
+
+  private async register(request: Request): Promise<Response> {
+    const bytes = await readBounded(request.body, BODY_MAX_BYTES);
+    let metadata: unknown;
+    try {
+      metadata = bytes ? JSON.parse(Buffer.from(bytes).toString('utf8')) : undefined;
+    } catch {
+      metadata = undefined;
+    }
+    try {
+      const registered = await this.clients.register(metadata);
+      this.deps.logger.info('oauth_client_registered', {});
+      return json(201, registered);
+    } catch (error) {
+      if (error instanceof ClientError) return oauthError(400, error.code === 'invalid_client' ? 'invalid_client_metadata' : error.code, error.message);
+      throw error;
+    }
+  }
+}
+
+interface AuthorizationRequest {
+  readonly client: OAuthClient;
+  readonly redirectUri: string;
+  readonly challenge: string;
+  readonly resource: string;
+  readonly state: string | null;
+}
+
+async function readForm(request: Request): Promise<URLSearchParams | undefined> {
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') return undefined;
+  const bytes = await readBounded(request.body, BODY_MAX_BYTES);
+  return bytes ? new URLSearchParams(Buffer.from(bytes).toString('utf8')) : undefined;
+}
+
+function json(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' } });
+}
+
+function oauthError(status: number, error: OAuthErrorCode, description: string): Response {
+  return json(status, { error, error_description: description });
+}
+
+function page(status: number, html: string): Response {
+  // A fresh object each time: a runtime may add Content-Length to the headers object it is given.
+  return new Response(html, { status, headers: { ...PAGE_HEADERS } });
+}
+
+function redirect(to: string, params: Record<string, string | null>): Response {
+  const url = new URL(to);
+  for (const [name, value] of Object.entries(params)) if (value !== null) url.searchParams.set(name, value);
+  return new Response(null, { status: 302, headers: { Location: url.toString(), 'Cache-Control': 'no-store' } });
+}
+
+function corsHeaders(): Record<string, string> {
+  // No cookies or credentials cross here, so any origin may read these answers (browser-based clients discover and exchange here).
+  return { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Allow-Headers': 'Content-Type, Authorization, MCP-Protocol-Version' };
+}
