@@ -44,7 +44,7 @@ afterAll(async () => {
 describe('migrate', () => {
   it('applies the schema and the roles, then applies nothing new on the next deploy', async () => {
     const first = await runMigrations(sql, SCHEMA_DIR, secrets);
-    expect(first.Data.applied).toBe('001_initial,002_search_functions,003_owner_review');
+    expect(first.Data.applied).toBe('001_initial,002_search_functions,003_owner_review,004_oauth');
     expect(first.Data.roles.split(',').sort()).toEqual(Object.keys(ROLE_GRANTS).sort());
     const second = await runMigrations(sql, SCHEMA_DIR, secrets);
     expect(second.Data.applied).toBe('none');
@@ -95,6 +95,12 @@ describe('migrate', () => {
     expect(await canColumn('chatctx_gateway', 'api_keys', 'revoked_at', 'UPDATE')).toBe(false);
     expect(await can('chatctx_gateway', 'records', 'SELECT')).toBe(false);
     expect(await can('chatctx_gateway', 'api_keys', 'INSERT')).toBe(false);
+    // gateway and OAuth: keep registrations, codes and refresh tokens (write, read, delete when used), never rewrite one.
+    for (const table of ['oauth_clients', 'oauth_codes', 'oauth_refresh_tokens']) {
+      for (const privilege of ['SELECT', 'INSERT', 'DELETE']) expect(await can('chatctx_gateway', table, privilege)).toBe(true);
+      expect(await can('chatctx_gateway', table, 'UPDATE')).toBe(false);
+      expect(await can('chatctx_runtime', table, 'SELECT')).toBe(false);
+    }
   });
 
   it('gives the shared tool role what the three tools need together, but no API keys and no DDL', async () => {

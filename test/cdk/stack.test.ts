@@ -12,9 +12,9 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ChatctxStack } from '../../lib/chatctx-stack.ts';
 import { DATABASE_ROLES } from '../../lib/database.ts';
-import { MCP_METHODS, PUBLIC_DOC_PATHS } from '../../lib/mcp-api.ts';
+import { MCP_METHODS, OAUTH_ROUTES, PUBLIC_DOC_PATHS } from '../../lib/mcp-api.ts';
 import { schemaHash } from '../../lib/migrations.ts';
-import { SETTINGS } from '../../lambdas/config/settings.ts';
+import { OAUTH_CONNECTOR_CALLBACKS, SETTINGS } from '../../lambdas/config/settings.ts';
 import { grantsOfRole, permissionsOfRole, resourceKey } from './iam-statements.ts';
 import { buildApp, synthTemplate } from './synth-app.ts';
 
@@ -205,11 +205,18 @@ describe('pepper', () => {
 });
 
 describe('REST API', () => {
-  const resourceIdOf = (pathPart: string) => {
-    const found = template.findResources('AWS::ApiGateway::Resource', { Properties: { PathPart: pathPart } });
-    expect(Object.keys(found), `resource /${pathPart}`).toHaveLength(1);
-    return Object.keys(found)[0]!;
+  /** The resource at `path` under the stage's root, e.g. `/mcp` or `/.well-known/oauth-protected-resource/mcp`. */
+  const resourceIdOf = (path: string): string => {
+    const parts = path.replace(/^\//, '').split('/');
+    const last = parts.pop()!;
+    const parent = parts.length === 0 ? undefined : resourceIdOf(parts.join('/'));
+    const found = Object.entries(template.findResources('AWS::ApiGateway::Resource', { Properties: { PathPart: last } })).filter(([, r]) =>
+      parent === undefined ? 'Fn::GetAtt' in r.Properties.ParentId : r.Properties.ParentId.Ref === parent,
+    );
+    expect(found.map(([id]) => id), `resource /${path}`).toHaveLength(1);
+    return found[0]![0];
   };
+  const oauthMethodCount = Object.values(OAUTH_ROUTES).flat().length;
   const proxyTo = (name: FunctionName) => ({
     Type: 'AWS_PROXY',
     IntegrationHttpMethod: 'POST',
@@ -244,14 +251,25 @@ describe('REST API', () => {
         Integration: proxyTo('site'),
       });
     }
-    template.resourceCountIs('AWS::ApiGateway::Method', MCP_METHODS.length + PUBLIC_DOC_PATHS.length);
+    template.resourceCountIs('AWS::ApiGateway::Method', MCP_METHODS.length + PUBLIC_DOC_PATHS.length + oauthMethodCount);
+  });
+
+  it('routes the OAuth endpoints, with exactly their methods, to the gateway function', () => {
+    for (const [path, methods] of Object.entries(OAUTH_ROUTES)) {
+      const id = resourceIdOf(path);
+      const found = template.findResources('AWS::ApiGateway::Method', { Properties: { ResourceId: { Ref: id } } });
+      expect(Object.values(found).map((m) => m.Properties.HttpMethod).sort(), path).toEqual([...methods].sort());
+      for (const method of methods) {
+        template.hasResourceProperties('AWS::ApiGateway::Method', { ResourceId: { Ref: id }, HttpMethod: method, AuthorizationType: 'NONE', Integration: proxyTo('gateway') });
+      }
+    }
   });
 
   it('lets API Gateway invoke only the gateway and site functions, per method, without test invokes', () => {
     const permissions = Object.values(template.findResources('AWS::Lambda::Permission'));
     const targets = new Set(permissions.map((p) => resourceKey(p.Properties.FunctionName)));
     expect(targets).toEqual(new Set([cfn(fn('gateway').function.functionArn), cfn(fn('site').function.functionArn)]));
-    expect(permissions).toHaveLength(MCP_METHODS.length + PUBLIC_DOC_PATHS.length);
+    expect(permissions).toHaveLength(MCP_METHODS.length + PUBLIC_DOC_PATHS.length + oauthMethodCount);
     for (const permission of permissions) {
       expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
       expect(JSON.stringify(permission.Properties.SourceArn)).not.toContain('test-invoke-stage');
@@ -411,6 +429,7 @@ describe('functions', () => {
       CHATCTX_KEY_CACHE_SECONDS: '60',
       CHATCTX_ALLOWED_HOSTS: { 'Fn::Join': ['', [{ Ref: logicalId(stack.api.api) }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }]] },
       CHATCTX_ALLOWED_ORIGINS: '',
+      CHATCTX_OAUTH_REDIRECT_ALLOWLIST: OAUTH_CONNECTOR_CALLBACKS.join(','),
     });
     const runtime = stack.database.roleSecret('runtime').secretArn;
     expect(variablesOf(template, 'searchKnowledge')).toEqual({ ...base, ...dbVariables(runtime), CHATCTX_PEPPER_SECRET_ARN: pepper(), ...embeddings });
