@@ -1,0 +1,71 @@
+/**
+ * OAuth access tokens as bearer credentials: accepted while signed by this
+ * server's pepper and unexpired (time injected), resolved to the API key they
+ * stand for through the id cache, refused once tampered with, expired, signed
+ * with another pepper, or when the key is gone; API keys still go to the API key
+ * resolver, and `forget` empties both caches.
+ */
+import { describe, expect, it } from 'vitest';
+import { authenticate } from '../../lambdas/auth/bearer.ts';
+import { CachedKeyResolver } from '../../lambdas/auth/cached-key-resolver.ts';
+import { OAuthKeyResolver } from '../../lambdas/oauth/access-token-resolver.ts';
+import { signAccessToken, verifyAccessToken } from '../../lambdas/oauth/oauth-crypto.ts';
+
+const PEPPER = Buffer.alloc(32, 7);
+const NOW = Date.parse('2026-05-01T12:00:00Z');
+const claims = { keyId: 'key-1', audience: 'https://mcp.example.com/mcp', clientHash: 'c', expiresAt: NOW / 1000 + 3600 };
+
+function resolverWith(active: Set<string>, clock = { now: NOW }) {
+  const lookups: string[] = [];
+  const byId = new CachedKeyResolver({ resolve: async (id: string) => (lookups.push(id), active.has(id) ? { id, dailyQuota: 5 } : undefined) });
+  const apiKeys = new CachedKeyResolver({ resolve: async (key: string) => (lookups.push(key), undefined) });
+  const resolver = new OAuthKeyResolver(apiKeys, byId, { pepper: async () => PEPPER }, () => clock.now);
+  return { resolver, lookups, clock };
+}
+
+describe('access tokens', () => {
+  it('verify until they expire, by the injected clock', () => {
+    const token = signAccessToken(PEPPER, claims);
+    expect(verifyAccessToken(PEPPER, token, NOW + 3_599_000)).toEqual(claims);
+    expect(verifyAccessToken(PEPPER, token, NOW + 3_600_000)).toBeUndefined();
+  });
+
+  it('are refused when tampered with or signed with another pepper', () => {
+    const token = signAccessToken(PEPPER, claims);
+    const [head, mac] = token.split('.') as [string, string];
+    const forgedPayload = Buffer.from(JSON.stringify({ k: 'key-2', a: claims.audience, c: 'c', e: claims.expiresAt })).toString('base64url');
+    expect(verifyAccessToken(PEPPER, `kb_at_${forgedPayload}.${mac}`, NOW)).toBeUndefined();
+    expect(verifyAccessToken(PEPPER, `${head}.${mac.slice(0, -2)}AA`, NOW)).toBeUndefined();
+    expect(verifyAccessToken(Buffer.alloc(32, 8), token, NOW)).toBeUndefined();
+  });
+
+  it('authenticate as the key they stand for, looked up once per cache period', async () => {
+    const { resolver, lookups } = resolverWith(new Set(['key-1']));
+    const header = `Bearer ${signAccessToken(PEPPER, claims)}`;
+    expect(await authenticate(header, resolver, true)).toEqual({ ok: true, caller: { kind: 'key', id: 'key-1', dailyQuota: 5 } });
+    expect(await authenticate(header, resolver, true)).toEqual({ ok: true, caller: { kind: 'key', id: 'key-1', dailyQuota: 5 } });
+    expect(lookups).toEqual(['key-1']);
+  });
+
+  it('stop authenticating when expired or when their key is revoked (after forget)', async () => {
+    const active = new Set(['key-1']);
+    const { resolver, clock } = resolverWith(active);
+    const header = `Bearer ${signAccessToken(PEPPER, claims)}`;
+    expect((await authenticate(header, resolver, true)).ok).toBe(true);
+    active.delete('key-1');
+    resolver.forget();
+    expect(await authenticate(header, resolver, true)).toEqual({ ok: false, reason: 'invalid' });
+    active.add('key-1');
+    clock.now = NOW + 3_600_000;
+    expect(await authenticate(header, resolver, true)).toEqual({ ok: false, reason: 'invalid' });
+  });
+
+  it('leave API keys and malformed tokens as they were', async () => {
+    const { resolver, lookups } = resolverWith(new Set());
+    const apiKey = `kb_live_${'a'.repeat(43)}`;
+    expect(await authenticate(`Bearer ${apiKey}`, resolver, true)).toEqual({ ok: false, reason: 'invalid' });
+    expect(lookups).toEqual([apiKey]);
+    expect(await authenticate('Bearer kb_at_short', resolver, true)).toEqual({ ok: false, reason: 'malformed' });
+    expect(await authenticate(null, resolver, true)).toEqual({ ok: true, caller: { kind: 'guest' } });
+  });
+});
