@@ -27,7 +27,7 @@ import { errorKind } from '../observability/logger.ts';
 import { authenticate, type Caller, type KeyResolver } from '../auth/bearer.ts';
 import { QuotaPolicy } from '../quota/quota-policy.ts';
 import { checkOrigin, type OriginPolicy } from './request-guards.ts';
-import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { answerMessage, toolCallProblem } from './mcp-server.ts';
 import { HTTP, jsonRpcError, rpcError, type JsonRpcId } from './http-responses.ts';
 import { retryAfterOf } from '../errors/app-error.ts';
@@ -132,7 +132,7 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     const rpc = parsed as JsonRpcMessage;
     if (rpc.method !== 'tools/call' || rpc.id === undefined) return answerMessage(deps.invoker, request, parsed);
     const problem = toolCallProblem((parsed as { params?: unknown }).params);
-    if (problem) return rpcError(rpc.id, ErrorCode.InvalidParams, problem);
+    if (problem) return rpcError(rpc.id, ProtocolErrorCode.InvalidParams, problem);
     // A revision this server does not speak (a newer client probing) gets the SDK's 400 uncounted, so it can fall back.
     if (!speaksProtocolVersion(request)) return answerMessage(deps.invoker, request, parsed);
 

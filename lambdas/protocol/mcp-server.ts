@@ -1,16 +1,23 @@
 /**
- * Builds the MCP server that answers one HTTP request: server identity, the
- * `instructions` agents read at initialize, `tools/list` from the zod schemas and
- * `tools/call` through the ToolInvoker.
+ * Builds the MCP server that answers one HTTP request, for either era: server
+ * identity, the `instructions` agents read (at initialize, or in `server/discover`),
+ * `tools/list` from the zod schemas and `tools/call` through the ToolInvoker. Built
+ * on the v2 server SDK; a 2025-era request is answered here through its stateless
+ * Streamable HTTP transport, a 2026-07-28 one through `modern-era.ts`.
  *
  * A fresh server is built per request (stateless Streamable HTTP); the SDK rejects
  * reusing a connected transport, and nothing here needs to survive a request.
  */
 import { randomUUID } from 'node:crypto';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/server';
 import { TOOL_DEFINITIONS, inputJsonSchema, outputJsonSchema } from '../../schema/tools.ts';
 import type { ToolInvoker } from '../ports/tool-invoker.ts';
 import { toolError } from '../tools/tool-result.ts';
@@ -60,33 +67,57 @@ export function toolCallProblem(params: unknown): string | undefined {
 
 /**
  * One JSON Schema validator for every per-request server: the SDK otherwise builds
- * a new Ajv instance for each (about 1 ms of the event loop per request, measured),
- * and it only validates elicitation answers, which a tools-only server never asks for.
+ * a new Ajv instance for each, and it only validates elicitation answers, which a
+ * tools-only server never asks for.
  */
 const SHARED_VALIDATOR = new AjvJsonSchemaValidator();
 
-export function createMcpServer(invoker: ToolInvoker): Server {
+/**
+ * How long a 2026-07-28 client may reuse `tools/list` and `server/discover`. Both are
+ * the same for every caller (no per-key tools), so shared caches may keep them too;
+ * an hour bounds how long a deploy that changes a schema takes to reach cached
+ * clients. 2025-era answers never carry cache fields.
+ */
+export const LIST_CACHE_TTL_MS = 3_600_000;
+
+/**
+ * Runs before a tool call the SDK accepted: the 2026 path counts the quota here and
+ * throws to stop the call. The 2025 path counts before it reaches the server.
+ */
+export type AdmitToolCall = () => Promise<void>;
+
+export function createMcpServer(invoker: ToolInvoker, admit: AdmitToolCall = async () => {}): Server {
   const server = new Server(
     { name: SERVER_NAME, version: SERVER_VERSION, title: 'chatctx' },
-    { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator: SHARED_VALIDATOR },
+    {
+      capabilities: { tools: {} },
+      instructions: SERVER_INSTRUCTIONS,
+      jsonSchemaValidator: SHARED_VALIDATOR,
+      cacheHints: {
+        'tools/list': { ttlMs: LIST_CACHE_TTL_MS, cacheScope: 'public' },
+        'server/discover': { ttlMs: LIST_CACHE_TTL_MS, cacheScope: 'public' },
+      },
+    },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools() }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const { name, arguments: args } = request.params;
+  server.setRequestHandler('tools/list', () => ({ tools: listTools() }));
+  server.setRequestHandler('tools/call', async (request) => {
     // An unknown tool is a protocol error (the client asked for something that was never listed).
-    if (!TOOL_NAMES.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 64)}`);
+    const problem = toolCallProblem(request.params);
+    if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
+    await admit();
+    const { name, arguments: args } = request.params;
     try {
       // One key per call, made here and nowhere else: every retry below this point repeats it.
-      return await invoker.invoke({ name, arguments: args ?? {}, idempotencyKey: randomUUID() });
+      return (await invoker.invoke({ name, arguments: args ?? {}, idempotencyKey: randomUUID() })) as CallToolResult;
     } catch (error) {
       // The invoker itself failed (e.g. a tool Lambda could not be reached): a generic tool error, no details.
-      return toolError(error);
+      return toolError(error) as CallToolResult;
     }
   });
   return server;
 }
 
-/** Hands one parsed message to a fresh SDK server and frames its reply as SSE. */
+/** Hands one parsed 2025-era message to a fresh server and frames its reply as SSE. */
 export async function answerMessage(invoker: ToolInvoker, request: Request, message: object): Promise<Response> {
   const server = createMcpServer(invoker);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -107,6 +138,6 @@ export async function answerMessage(invoker: ToolInvoker, request: Request, mess
  * -32603 here means the params were wrong: say so, without the report.
  */
 function withoutInternalDetail(payload: { error?: { code?: number } }): object {
-  if (payload.error?.code !== ErrorCode.InternalError) return payload;
-  return { ...payload, error: { code: ErrorCode.InvalidParams, message: 'Invalid params: they do not match the schema of the method.' } };
+  if (payload.error?.code !== ProtocolErrorCode.InternalError) return payload;
+  return { ...payload, error: { code: ProtocolErrorCode.InvalidParams, message: 'Invalid params: they do not match the schema of the method.' } };
 }

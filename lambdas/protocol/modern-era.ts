@@ -8,7 +8,8 @@
  *
  * `mcp-http-handler.ts` keeps everything in front of it (Origin, auth, Accept,
  * Content-Type, size, JSON) and routes only requests that claim the modern envelope
- * here; 2025-era traffic keeps its own path through `mcp-server.ts`.
+ * here; 2025-era traffic goes through `answerMessage` in `mcp-server.ts`. Both eras
+ * build their per-request server with the same `createMcpServer`.
  *
  * Quota: only `tools/call` counts, and only once the SDK has accepted the request
  * (headers valid, tool known), so a refused or malformed request costs nothing and
@@ -18,31 +19,16 @@
  * the tools never change while a process runs, so there is nothing to deliver, and
  * no runtime holds a stream for it (a Lambda would bill the idle time).
  */
-import { randomUUID } from 'node:crypto';
-import {
-  Server,
-  ProtocolError,
-  ProtocolErrorCode,
-  createMcpHandler,
-  isLegacyRequest,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
 import type { ToolInvoker } from '../ports/tool-invoker.ts';
 import type { QuotaOutcome } from '../quota/quota-policy.ts';
-import { toolError } from '../tools/tool-result.ts';
 import { HTTP, SSE_HEADERS, sseFrame, type JsonRpcId } from './http-responses.ts';
-import { SERVER_INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, listTools, toolCallProblem } from './mcp-server.ts';
+import { SERVER_NAME, SERVER_VERSION, createMcpServer } from './mcp-server.ts';
 
 /** The revision this path serves; the 2025 revisions stay on the legacy path. */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 
-/**
- * How long a client may reuse `tools/list` and `server/discover`. Both are the same
- * for every caller (no per-key tools), so shared caches may keep them too; an hour
- * bounds how long a deploy that changes a schema takes to reach cached clients.
- */
-export const LIST_CACHE_TTL_MS = 3_600_000;
+export { LIST_CACHE_TTL_MS } from './mcp-server.ts';
 
 /** Counts one tool call; called only for a `tools/call` the SDK accepted. */
 export type ToolCallMeter = () => Promise<QuotaOutcome>;
@@ -72,7 +58,10 @@ export function createModernEndpoint(invoker: ToolInvoker): ModernEndpoint {
     ({ requestInfo }) => {
       const exchange = requestInfo ? exchanges.get(requestInfo) : undefined;
       if (!exchange) throw new Error('modern request without an exchange');
-      return createModernServer(invoker, exchange);
+      return createMcpServer(invoker, async () => {
+        exchange.outcome = await exchange.meter();
+        if (!exchange.outcome.allowed) throw new QuotaRefused('quota');
+      });
     },
     // One JSON answer per request; no SSE keep-alive timers (a Lambda must not hold them).
     { legacy: 'reject', keepAliveMs: 0 },
@@ -118,34 +107,4 @@ function endedSubscription(request: Request, parsed: object): Response | undefin
 function requestId(parsed: object): JsonRpcId {
   const id = (parsed as { id?: unknown }).id;
   return typeof id === 'string' || typeof id === 'number' ? id : null;
-}
-
-function createModernServer(invoker: ToolInvoker, exchange: Exchange): Server {
-  const server = new Server(
-    { name: SERVER_NAME, version: SERVER_VERSION, title: 'chatctx' },
-    {
-      capabilities: { tools: {} },
-      instructions: SERVER_INSTRUCTIONS,
-      cacheHints: {
-        'tools/list': { ttlMs: LIST_CACHE_TTL_MS, cacheScope: 'public' },
-        'server/discover': { ttlMs: LIST_CACHE_TTL_MS, cacheScope: 'public' },
-      },
-    },
-  );
-  server.setRequestHandler('tools/list', () => ({ tools: listTools() as unknown as Tool[] }));
-  server.setRequestHandler('tools/call', async (request) => {
-    const problem = toolCallProblem(request.params);
-    if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
-    exchange.outcome = await exchange.meter();
-    if (!exchange.outcome.allowed) throw new QuotaRefused('quota');
-    const { name, arguments: args } = request.params;
-    try {
-      // One key per call, made here and nowhere else: every retry below this point repeats it.
-      return (await invoker.invoke({ name, arguments: args ?? {}, idempotencyKey: randomUUID() })) as unknown as CallToolResult;
-    } catch (error) {
-      // The invoker itself failed (e.g. a tool Lambda could not be reached): a generic tool error, no details.
-      return toolError(error) as unknown as CallToolResult;
-    }
-  });
-  return server;
 }
