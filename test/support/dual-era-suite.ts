@@ -4,6 +4,7 @@
  * per client address), an API key without a quota, and its guest daily limit.
  */
 import { describe, expect, it } from 'vitest';
+import { LIMITS } from '../../schema/tools.ts';
 import { LIST_CACHE_TTL_MS } from '../../lambdas/protocol/modern-era.ts';
 import { MODERN, TOOL_CALLS, connectV1, connectV2, postModern, recording, rpcOf, type Fetch } from './dual-era.ts';
 
@@ -75,6 +76,8 @@ export function describeDualEra(runtime: string, target: () => DualEraTarget): v
       const fetch = t.fetchFrom('203.0.113.14');
       const discover = await postModern(t.url, fetch, 'server/discover', {}, { key: t.key() });
       expect(discover.status).toBe(200);
+      // 2026 answers are plain JSON; 2025 answers stay SSE-framed (mcp-transport.test.ts).
+      expect(discover.headers.get('content-type')).toContain('application/json');
       const found = (await rpcOf(discover)).result;
       expect(found).toMatchObject({ resultType: 'complete', capabilities: { tools: {} }, cacheScope: 'public', ttlMs: LIST_CACHE_TTL_MS });
       expect(found.supportedVersions).toContain(MODERN);
@@ -126,6 +129,17 @@ export function describeDualEra(runtime: string, target: () => DualEraTarget): v
       // The guest at this address was never counted.
       const discover = await postModern(t.url, fetch, 'server/discover');
       expect(discover.headers.get('x-guest-quota-remaining')).toBe(String(t.guestLimit));
+    });
+
+    it('applies the 406, 415 and 413 rules to 2026 requests before the era is served', async () => {
+      const t = target();
+      const fetch = t.fetchFrom('203.0.113.19');
+      const jsonOnly = await postModern(t.url, fetch, 'tools/list', {}, { key: t.key(), headers: { Accept: 'application/json' } });
+      expect(jsonOnly.status).toBe(406);
+      const text = await postModern(t.url, fetch, 'tools/list', {}, { key: t.key(), headers: { 'Content-Type': 'text/plain' } });
+      expect(text.status).toBe(415);
+      const huge = await postModern(t.url, fetch, 'tools/call', { name: 'search_knowledge', arguments: { query: 'x'.repeat(LIMITS.requestBodyMaxBytes) } }, { key: t.key() });
+      expect(huge.status).toBe(413);
     });
 
     it('refuses a bad key with 401 before the era is even looked at', async () => {
