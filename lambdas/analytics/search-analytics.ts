@@ -11,6 +11,7 @@
  * and on the Aurora Data API.
  */
 import type { Sql } from '../ports/sql.ts';
+import { SQL_UUID_PATTERN } from '../storage/uuid-text.ts';
 import { FEEDBACK_CATEGORIES } from '../../schema/tools.ts';
 
 const DAY_MS = 86_400_000;
@@ -108,7 +109,8 @@ async function feedbackIn(sql: Sql, since: Date, until: Date): Promise<Analytics
        FROM feedback f
        LEFT JOIN LATERAL (
          SELECT slug, title FROM records
-          WHERE records.slug = f.record_ref OR records.id::text = lower(f.record_ref)
+          WHERE records.slug = f.record_ref
+             OR records.id = CASE WHEN f.record_ref ~ '${SQL_UUID_PATTERN}' THEN f.record_ref::uuid END
           ORDER BY records.slug = f.record_ref DESC LIMIT 1
        ) r ON true
       WHERE f.created_at >= $1::timestamptz AND f.created_at < $2::timestamptz

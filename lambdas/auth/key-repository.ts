@@ -7,6 +7,7 @@ import type { Sql } from '../ports/sql.ts';
 import type { Secrets } from '../ports/secrets.ts';
 import { NotFoundError } from '../errors/app-error.ts';
 import { hashApiKey } from '../privacy/hashing.ts';
+import { asUuid } from '../storage/uuid-text.ts';
 import { generateApiKey } from './api-keys.ts';
 
 export interface ApiKeyInfo {
@@ -52,17 +53,17 @@ export class KeyRepository {
   /** Revokes a key; `already_revoked` says the key was revoked before (it keeps its first revocation time). */
   async revoke(id: string): Promise<ApiKeyInfo & { already_revoked: boolean }> {
     const [row] = await this.sql.query<ApiKeyInfo & { already_revoked: boolean }>(
-      `WITH before AS (SELECT id, revoked_at IS NOT NULL AS already_revoked FROM api_keys WHERE id::text = $1)
+      `WITH before AS (SELECT id, revoked_at IS NOT NULL AS already_revoked FROM api_keys WHERE id = $1::uuid)
        UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now()) FROM before WHERE k.id = before.id
        RETURNING k.id, k.name, k.daily_quota, k.created_at, k.revoked_at, k.last_used_at, before.already_revoked`,
-      [id],
+      [asUuid(id)],
     );
     if (!row) throw new NotFoundError('No API key has that id.', { id });
     return row;
   }
 
   setDailyQuota(id: string, dailyQuota: number | null): Promise<ApiKeyInfo> {
-    return this.updateOne(`UPDATE api_keys SET daily_quota = $2 WHERE id::text = $1 RETURNING ${KEY_COLUMNS}`, [id, dailyQuota]);
+    return this.updateOne(id, `UPDATE api_keys SET daily_quota = $2 WHERE id = $1::uuid RETURNING ${KEY_COLUMNS}`, [asUuid(id), dailyQuota]);
   }
 
   /**
@@ -85,19 +86,19 @@ export class KeyRepository {
   /** The active key with this id, or undefined; its last use is stamped as `resolve` does. Backs OAuth access tokens. */
   async resolveById(id: string): Promise<ActiveKey | undefined> {
     const rows = await this.sql.query<{ id: string; daily_quota: number | null }>(
-      `WITH k AS (SELECT id, daily_quota FROM api_keys WHERE id::text = $1 AND revoked_at IS NULL),
+      `WITH k AS (SELECT id, daily_quota FROM api_keys WHERE id = $1::uuid AND revoked_at IS NULL),
             stamp AS (UPDATE api_keys SET last_used_at = date_trunc('hour', now())
                        WHERE id IN (SELECT id FROM k) AND last_used_at IS DISTINCT FROM date_trunc('hour', now()))
        SELECT id::text AS id, daily_quota FROM k`,
-      [id],
+      [asUuid(id)],
     );
     const row = rows[0];
     return row ? { id: row.id, dailyQuota: row.daily_quota } : undefined;
   }
 
-  private async updateOne(statement: string, params: [string, ...(number | null)[]]): Promise<ApiKeyInfo> {
+  private async updateOne(id: string, statement: string, params: (string | number | null)[]): Promise<ApiKeyInfo> {
     const [row] = await this.sql.query<ApiKeyInfo>(statement, params);
-    if (!row) throw new NotFoundError('No API key has that id.', { id: params[0] });
+    if (!row) throw new NotFoundError('No API key has that id.', { id });
     return row;
   }
 }

@@ -12,6 +12,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Sql } from '../ports/sql.ts';
 import { ValidationError } from '../errors/app-error.ts';
+import { asUuid } from '../storage/uuid-text.ts';
 import type { SubmitFeedbackInput, SubmitFeedbackOutput } from '../../schema/tools.ts';
 
 export interface StoreFeedbackOptions {
@@ -27,7 +28,7 @@ export interface StoreFeedbackOptions {
 export async function storeFeedback(sql: Sql, input: SubmitFeedbackInput, options: StoreFeedbackOptions = {}): Promise<SubmitFeedbackOutput> {
   const record = input.record ?? null;
   if (record !== null) {
-    const approved = await sql.query(`SELECT 1 FROM records WHERE status = 'approved' AND (slug = $1 OR id::text = $1)`, [record]);
+    const approved = await sql.query(`SELECT 1 FROM records WHERE status = 'approved' AND (slug = $1 OR id = $2::uuid)`, [record, asUuid(record)]);
     if (approved.length === 0) {
       throw new ValidationError('`record` is not the slug or id of an approved record. Use one that search_knowledge or get_guidance returned, or leave it out.', {
         issues: [{ path: 'record', code: 'unknown_record', message: 'not an approved record slug or id' }],
@@ -40,9 +41,9 @@ export async function storeFeedback(sql: Sql, input: SubmitFeedbackInput, option
   await sql.query(
     `INSERT INTO feedback (id, category, record_ref, source, comment)
      SELECT $1::uuid, $2, $3, $4, $5
-      WHERE $3::text IS NULL OR EXISTS (SELECT 1 FROM records WHERE status = 'approved' AND (slug = $3 OR id::text = $3))
+      WHERE $3::text IS NULL OR EXISTS (SELECT 1 FROM records WHERE status = 'approved' AND (slug = $3 OR id = $6::uuid))
      ON CONFLICT DO NOTHING`,
-    [id, input.category, record, input.source, input.comment ?? null],
+    [id, input.category, record, input.source, input.comment ?? null, record === null ? null : asUuid(record)],
   );
   return { accepted: true, id, message: 'Anonymous feedback recorded for owner review.' };
 }

@@ -10,21 +10,22 @@
  * simplified BM25F: a word in the title counts more than one in the rationale.
  */
 import type { Sql } from '../ports/sql.ts';
+import { uuidSet } from './record-identifiers.ts';
 
 /** Weight of one occurrence by tsvector label: A title, B summary + recommendation, C rationale, D lists. */
 export const FIELD_WEIGHTS = { A: 2.0, B: 1.0, C: 1.0, D: 0.5 } as const;
 
 const WEIGHT_SQL = `CASE w WHEN 'A' THEN ${FIELD_WEIGHTS.A} WHEN 'B' THEN ${FIELD_WEIGHTS.B} WHEN 'C' THEN ${FIELD_WEIGHTS.C} ELSE ${FIELD_WEIGHTS.D} END`;
 
-/** `$1` as a set of record ids. */
-const IDS = `(SELECT jsonb_array_elements_text($1::jsonb)::uuid)`;
+/** `$1` as an array of record ids, which the record_id and primary key indexes are probed with. */
+const IDS = uuidSet(1);
 
 export async function reindexRecords(tx: Sql, recordIds: readonly string[]): Promise<void> {
   if (recordIds.length === 0) return;
   const ids = JSON.stringify(recordIds);
   // Take the records out of the statistics (nothing happens for one that was not indexed).
   await tx.query(
-    `WITH old AS (DELETE FROM record_terms WHERE record_id IN ${IDS} RETURNING record_id, lexeme, doc_len),
+    `WITH old AS (DELETE FROM record_terms WHERE record_id = ANY (${IDS}) RETURNING record_id, lexeme, doc_len),
           per_term AS (SELECT lexeme, count(*) AS n FROM old GROUP BY lexeme),
           dec AS (UPDATE term_stats t SET df = t.df - p.n FROM per_term p WHERE t.lexeme = p.lexeme RETURNING 1),
           docs AS (SELECT record_id, max(doc_len) AS dl FROM old GROUP BY record_id)
@@ -40,7 +41,7 @@ export async function reindexRecords(tx: Sql, recordIds: readonly string[]): Pro
     `WITH terms AS (
             SELECT r.id AS record_id, u.lexeme, (SELECT sum(${WEIGHT_SQL}) FROM unnest(u.weights) w) AS tf
               FROM records r, unnest(r.search_vector) u
-             WHERE r.id IN ${IDS} AND r.status = 'approved'),
+             WHERE r.id = ANY (${IDS}) AND r.status = 'approved'),
           lens AS (SELECT record_id, sum(tf) AS dl FROM terms GROUP BY record_id),
           ins AS (INSERT INTO record_terms (lexeme, record_id, tf, doc_len)
                   SELECT t.lexeme, t.record_id, t.tf, l.dl FROM terms t JOIN lens l USING (record_id) RETURNING lexeme),

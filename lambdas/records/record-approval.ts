@@ -14,6 +14,7 @@ import { recordFileSchema, type RecordFile } from './record-schema.ts';
 import { GATE_CODES, runGates, type GateCode, type GateReport, type ReviewRules } from './quality-gates.ts';
 import { effectivePolicy } from './source-policy.ts';
 import { similarApprovedRecords } from './similar-records.ts';
+import { textSet } from './record-identifiers.ts';
 
 export interface Override {
   readonly gate: GateCode;
@@ -72,7 +73,7 @@ export function approvalFor(reports: readonly GateReport[], options: Pick<Review
 /** The records of an import that approving would publish: new, changed, or not approved now; deprecations aside. */
 async function toPublish(sql: Sql, records: readonly RecordFile[]): Promise<RecordFile[]> {
   const rows = await sql.query<{ slug: string; status: string; content_hash: string }>(
-    'SELECT slug, status, content_hash FROM records WHERE slug IN (SELECT jsonb_array_elements_text($1::jsonb))',
+    `SELECT slug, status, content_hash FROM records WHERE slug = ANY (${textSet(1)})`,
     [JSON.stringify(records.map((r) => r.slug))],
   );
   const existing = new Map(rows.map((row) => [row.slug, row]));

@@ -9,6 +9,7 @@ import { diffArrays, diffWords } from 'diff';
 import type { Sql } from '../ports/sql.ts';
 import { NotFoundError } from '../errors/app-error.ts';
 import type { RecordFile } from './record-schema.ts';
+import { asRecordId } from './record-identifiers.ts';
 
 interface RecordRow {
   id: string;
@@ -55,8 +56,8 @@ async function loadRecord(sql: Sql, identifier: string): Promise<RecordRow> {
             v.content AS revision, v.staged_at AS revision_staged_at,
             to_jsonb(r) - 'search_vector' - 'file' AS snapshot_fallback
        FROM records r LEFT JOIN record_revisions v ON v.record_id = r.id LEFT JOIN records s ON s.id = r.superseded_by
-      WHERE r.slug = $1 OR r.id::text = $1`,
-    [identifier],
+      WHERE r.slug = $1 OR r.id = $2::uuid`,
+    [identifier, asRecordId(identifier)],
     { json: ['snapshot_fallback'] },
   );
   if (!row) throw new NotFoundError(`No record has the slug or id ${identifier}.`, { identifier });

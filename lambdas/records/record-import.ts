@@ -23,6 +23,7 @@ import { ConflictError } from '../errors/app-error.ts';
 import type { RecordFile, RecordStatus } from './record-schema.ts';
 import { reindexRecords } from './bm25-index.ts';
 import { canonicalTechnology } from './technology-vocabulary.ts';
+import { textFieldSet, textSet, uuidFieldSet, uuidSet } from './record-identifiers.ts';
 
 export interface ImportSummary {
   created: number;
@@ -114,7 +115,7 @@ function tally(summary: ImportSummary, plan: Plan): void {
 /** Compares a chunk with the store and decides each record's action; refuses the whole import on a conflict. */
 async function planChunk(tx: Sql, records: readonly RecordFile[], approve: boolean): Promise<Plan[]> {
   const rows = await tx.query<Existing>(
-    'SELECT id::text AS id, slug, status, content_hash FROM records WHERE slug IN (SELECT jsonb_array_elements_text($1::jsonb))',
+    `SELECT id::text AS id, slug, status, content_hash FROM records WHERE slug = ANY (${textSet(1)})`,
     [JSON.stringify(records.map((r) => r.slug))],
   );
   const existing = new Map(rows.map((row) => [row.slug, row]));
@@ -214,7 +215,8 @@ export async function setStatuses(tx: Sql, changes: readonly { id: string; statu
             deprecated_at = CASE WHEN x.status = 'deprecated' THEN now() END,
             deprecation_reason = CASE WHEN x.status = 'deprecated' THEN x.reason END,
             superseded_by = CASE WHEN x.status = 'deprecated' THEN r.superseded_by END
-       FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, status text, reviewed_at date, reason text) WHERE r.id = x.id`,
+       FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, status text, reviewed_at date, reason text)
+      WHERE r.id = x.id AND r.id = ANY (${uuidFieldSet(1, 'id')})`,
     [JSON.stringify(changes)],
   );
 }
@@ -230,13 +232,13 @@ async function rewriteRecords(tx: Sql, rewrites: readonly Plan[]): Promise<void>
             file = x.file, content_version = r.content_version + 1,
             approved_at = CASE WHEN x.status = 'approved' THEN now() ELSE r.approved_at END,
             deprecated_at = CASE WHEN x.status = 'deprecated' THEN coalesce(r.deprecated_at, now()) END
-       FROM ${RECORD_SET} WHERE r.id = x.id`,
+       FROM ${RECORD_SET} WHERE r.id = x.id AND r.id = ANY (${uuidFieldSet(1, 'id')})`,
     [JSON.stringify(rewrites.map(recordRow))],
   );
   const ids = [JSON.stringify(rewrites.map((p) => p.id))];
   // The old text's passages no longer describe the record; it is re-embedded after commit.
   for (const table of ['record_passages', 'record_applies_to', 'record_sources']) {
-    await tx.query(`DELETE FROM ${table} WHERE record_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)`, ids);
+    await tx.query(`DELETE FROM ${table} WHERE record_id = ANY (${uuidSet(1)})`, ids);
   }
 }
 
@@ -251,7 +253,7 @@ async function refreshReviews(tx: Sql, plans: readonly Plan[]): Promise<void> {
   await tx.query(
     `UPDATE records r SET reviewed_at = x.reviewed_at, file = x.file
        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, reviewed_at date, file text)
-      WHERE r.id = x.id AND (r.reviewed_at IS NULL OR r.reviewed_at < x.reviewed_at)`,
+      WHERE r.id = x.id AND r.id = ANY (${uuidFieldSet(1, 'id')}) AND (r.reviewed_at IS NULL OR r.reviewed_at < x.reviewed_at)`,
     [JSON.stringify(reviewed.map((p) => ({ id: p.id, reviewed_at: p.record.reviewed_at, file: JSON.stringify(p.record) })))],
   );
 }
@@ -270,7 +272,7 @@ async function stageRevisions(tx: Sql, stages: readonly Plan[]): Promise<void> {
 /** A newly approved text replaces any revision that was waiting. */
 async function dropRevisions(tx: Sql, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await tx.query('DELETE FROM record_revisions WHERE record_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)', [JSON.stringify(ids)]);
+  await tx.query(`DELETE FROM record_revisions WHERE record_id = ANY (${uuidSet(1)})`, [JSON.stringify(ids)]);
 }
 
 /** Deprecates the approved records a newly approved one supersedes, naming it as their successor. */
@@ -280,7 +282,7 @@ async function retireSuperseded(tx: Sql, successors: readonly Plan[]): Promise<v
   const retired = await tx.query<{ id: string }>(
     `UPDATE records r SET status = 'deprecated', deprecated_at = now(), deprecation_reason = x.reason, superseded_by = x.successor
        FROM jsonb_to_recordset($1::jsonb) AS x(slug text, successor uuid, reason text)
-      WHERE r.slug = x.slug AND r.status <> 'deprecated' AND r.id <> x.successor
+      WHERE r.slug = x.slug AND r.slug = ANY (${textFieldSet(1, 'slug')}) AND r.status <> 'deprecated' AND r.id <> x.successor
       RETURNING r.id::text AS id`,
     [JSON.stringify(pairs)],
   );
@@ -337,6 +339,7 @@ export async function snapshot(tx: Sql, ids: readonly string[], approval?: Appro
      SELECT r.id, r.content_version, to_jsonb(r) - 'search_vector', x.approved_by, x.gate_report, x.overrides
        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, approved_by text, gate_report jsonb, overrides jsonb)
        JOIN records r ON r.id = x.id
+      WHERE r.id = ANY (${uuidFieldSet(1, 'id')})
      ON CONFLICT (record_id, content_version) DO NOTHING`,
     [JSON.stringify(rows)],
   );

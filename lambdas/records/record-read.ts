@@ -5,6 +5,7 @@
  */
 import type { Sql } from '../ports/sql.ts';
 import type { RecordStatus } from './record-schema.ts';
+import { recordIdsParam, textSet, uuidSet } from './record-identifiers.ts';
 
 export interface AppliesTo {
   kind: string;
@@ -60,21 +61,19 @@ const RECORD_COLUMNS = `
 /** The jsonb columns of `RECORD_COLUMNS`, which the Sql adapter returns parsed. */
 const JSON_COLUMNS = ['conditions', 'exceptions', 'pitfalls', 'verification_checks', 'applies_to', 'sources'] as const;
 
-async function selectApproved(sql: Sql, condition: string, identifiers: readonly string[]): Promise<StoredRecord[]> {
-  return sql.query<StoredRecord>(
-    `SELECT ${RECORD_COLUMNS} FROM records r WHERE r.status = 'approved' AND ${condition}`,
-    [JSON.stringify(identifiers)],
-    { json: JSON_COLUMNS },
-  );
+async function selectApproved(sql: Sql, condition: string, params: readonly string[]): Promise<StoredRecord[]> {
+  return sql.query<StoredRecord>(`SELECT ${RECORD_COLUMNS} FROM records r WHERE r.status = 'approved' AND ${condition}`, params, {
+    json: JSON_COLUMNS,
+  });
 }
+
+/** `$1` the identifiers as slugs, `$2` those that are uuids as ids: each probes its own index. */
+const BY_SLUG_OR_ID = `(r.slug = ANY (${textSet(1)}) OR r.id = ANY (${uuidSet(2)}))`;
+const slugOrIdParams = (identifiers: readonly string[]) => [JSON.stringify(identifiers), recordIdsParam(identifiers)];
 
 /** Approved records whose id or slug is in `identifiers`, keyed by both. */
 export async function findApprovedRecords(sql: Sql, identifiers: readonly string[]): Promise<Map<string, StoredRecord>> {
-  const records = await selectApproved(
-    sql,
-    `(r.slug IN (SELECT jsonb_array_elements_text($1::jsonb)) OR r.id::text IN (SELECT jsonb_array_elements_text($1::jsonb)))`,
-    identifiers,
-  );
+  const records = await selectApproved(sql, BY_SLUG_OR_ID, slugOrIdParams(identifiers));
   const found = new Map<string, StoredRecord>();
   for (const record of records) {
     found.set(record.slug, record);
@@ -86,7 +85,7 @@ export async function findApprovedRecords(sql: Sql, identifiers: readonly string
 /** Approved records by id, in no particular order. */
 export async function loadApprovedByIds(sql: Sql, ids: readonly string[]): Promise<StoredRecord[]> {
   if (ids.length === 0) return [];
-  return selectApproved(sql, 'r.id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)', ids);
+  return selectApproved(sql, `r.id = ANY (${uuidSet(1)})`, [JSON.stringify(ids)]);
 }
 
 /**
@@ -99,8 +98,8 @@ export async function findSuccessors(sql: Sql, identifiers: readonly string[]): 
     `SELECT r.slug, r.id::text AS id, s.slug AS successor
        FROM records r JOIN records s ON s.id = r.superseded_by
       WHERE r.status = 'deprecated' AND s.status = 'approved'
-        AND (r.slug IN (SELECT jsonb_array_elements_text($1::jsonb)) OR r.id::text IN (SELECT jsonb_array_elements_text($1::jsonb)))`,
-    [JSON.stringify(identifiers)],
+        AND ${BY_SLUG_OR_ID}`,
+    slugOrIdParams(identifiers),
   );
   const found = new Map<string, string>();
   for (const row of rows) {

@@ -10,6 +10,7 @@ import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { reindexRecords } from './bm25-index.ts';
 import { setStatuses } from './record-import.ts';
 import type { RecordStatus } from './record-schema.ts';
+import { asRecordId, recordIdsParam, textSet, uuidSet } from './record-identifiers.ts';
 
 export interface RecordSummary {
   id: string;
@@ -49,8 +50,8 @@ export async function findByIdentifiers<T extends { id: string; slug: string }>(
 ): Promise<T[]> {
   const rows = await sql.query<T>(
     `SELECT ${columns} FROM ${from}
-      WHERE r.slug IN (SELECT jsonb_array_elements_text($1::jsonb)) OR r.id::text IN (SELECT jsonb_array_elements_text($1::jsonb))`,
-    [JSON.stringify(identifiers)],
+      WHERE r.slug = ANY (${textSet(1)}) OR r.id = ANY (${uuidSet(2)})`,
+    [JSON.stringify(identifiers), recordIdsParam(identifiers)],
   );
   const known = new Set(rows.flatMap((r) => [r.id, r.slug]));
   const unknown = identifiers.filter((i) => !known.has(i));
@@ -77,7 +78,7 @@ export async function deprecateRecords(
     const reason = options.reason ?? (successor ? `superseded by ${successor.slug}` : null);
     await setStatuses(tx, changed.map((id) => ({ id, status: 'deprecated' as const, reason })));
     if (successor) {
-      await tx.query('UPDATE records SET superseded_by = $2::uuid WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)', [
+      await tx.query(`UPDATE records SET superseded_by = $2::uuid WHERE id = ANY (${uuidSet(1)})`, [
         JSON.stringify(changed),
         successor.id,
       ]);
@@ -90,8 +91,8 @@ export async function deprecateRecords(
 /** The successor must be an approved record other than the ones being deprecated. */
 async function successorOf(tx: Sql, identifier: string, retiring: readonly { id: string }[]): Promise<{ id: string; slug: string }> {
   const [row] = await tx.query<{ id: string; slug: string; status: string }>(
-    'SELECT id::text AS id, slug, status FROM records WHERE slug = $1 OR id::text = $1',
-    [identifier],
+    'SELECT id::text AS id, slug, status FROM records WHERE slug = $1 OR id = $2::uuid',
+    [identifier, asRecordId(identifier)],
   );
   if (!row) throw new NotFoundError(`No record has the slug or id ${identifier}; nothing was deprecated.`, { superseded_by: identifier });
   if (row.status !== 'approved' || retiring.some((r) => r.id === row.id)) {

@@ -16,6 +16,7 @@
 import type { Sql } from '../ports/sql.ts';
 import type { RecordFile } from './record-schema.ts';
 import type { Neighbour } from './quality-gates.ts';
+import { textFieldSet } from './record-identifiers.ts';
 
 /** Neighbours reported per candidate: enough to name every likely duplicate or conflict. */
 const PER_CANDIDATE = 5;
@@ -40,6 +41,9 @@ const PAIRS_PER_CANDIDATE = 25;
  * each candidate is compared only with the 25 records that share most of its 12
  * most informative words (the `record_terms` index finds them), then scored on all
  * words. A duplicate or a near one shares those words, so it is always among them.
+ * `record_terms` holds approved records only (`bm25-index.ts`), so the records
+ * sharing words are found without reading `records`; only each candidate's own
+ * stored version (`own`, found by slug) is left out.
  */
 const SIMILAR = `
 WITH stats AS (SELECT greatest(n, 1) AS n FROM corpus_stats WHERE id = 1),
@@ -56,10 +60,15 @@ keyed AS (
   SELECT i, slug, lexeme, w FROM (SELECT i, slug, lexeme, w, row_number() OVER (PARTITION BY i ORDER BY w DESC, lexeme) AS k FROM cand_w) x
    WHERE k <= ${KEY_LEXEMES}
 ),
+own AS (
+  SELECT (t.ord - 1)::int AS i, r.id
+    FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS t(item, ord) JOIN records r ON r.slug = t.item ->> 'slug'
+   WHERE r.slug = ANY (${textFieldSet(1, 'slug')})
+),
 shared AS (
   SELECT k.i, rt.record_id AS id, sum(k.w) AS overlap
     FROM keyed k JOIN record_terms rt ON rt.lexeme = k.lexeme
-    JOIN records r ON r.id = rt.record_id AND r.status = 'approved' AND r.slug <> k.slug
+   WHERE NOT EXISTS (SELECT 1 FROM own o WHERE o.i = k.i AND o.id = rt.record_id)
    GROUP BY k.i, rt.record_id
 ),
 pairs AS (
@@ -70,7 +79,7 @@ rec AS (
   SELECT r.id, u.lexeme, 1 + ln(c.cnt) AS tf
     FROM records r, unnest(r.search_vector) AS u,
          LATERAL (SELECT count(*) AS cnt FROM unnest(u.weights) w WHERE w IN ('A', 'B')) c
-   WHERE r.id IN (SELECT DISTINCT id FROM pairs) AND c.cnt > 0
+   WHERE r.id = ANY (ARRAY(SELECT DISTINCT id FROM pairs)) AND c.cnt > 0
 ),
 rec_w AS (
   SELECT r.id, r.lexeme, r.tf * ln(1 + (s.n - coalesce(ts.df, 0) + 0.5) / (coalesce(ts.df, 0) + 0.5)) AS w
