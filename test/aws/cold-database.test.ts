@@ -11,24 +11,20 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startDataApiFixture, type DataApiFixture } from '../support/data-api-fixture.ts';
-import { createQuotaTable, startDynalite } from '../support/dynalite.ts';
+import type { DataApiFixture } from '../support/data-api-fixture.ts';
+import { TOOL_FUNCTIONS, startAwsBackends, type AwsBackends } from '../support/aws-backends.ts';
 import { FakeClock, pauseCluster } from '../support/paused-cluster.ts';
 import { reviewedRecord } from '../support/records.ts';
-import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
-import { migrate } from '../../lambdas/storage/migrations.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
 import { validateRecords } from '../../lambdas/records/record-files.ts';
 import { KeyRepository } from '../../lambdas/auth/key-repository.ts';
-import { SETTINGS } from '../../lambdas/config/settings.ts';
 import { runWithClock } from '../../lambdas/aws/invocation-deadline.ts';
 
 const PEPPER_HEX = 'cd'.repeat(32);
-const FUNCTIONS = { search_knowledge: 'fn-search', get_guidance: 'fn-guidance', submit_feedback: 'fn-feedback' } as const;
+const FUNCTIONS = TOOL_FUNCTIONS;
 const GATEWAY_TIMEOUT_MS = 28_000;
 const TOOL_TIMEOUT_MS = 20_000;
 const API_GATEWAY_LIMIT_MS = 29_000;
@@ -41,7 +37,7 @@ const clock = new FakeClock();
 const lambda = mockClient(LambdaClient);
 const secrets = mockClient(SecretsManagerClient);
 let fixture: DataApiFixture;
-let dynamo: Awaited<ReturnType<typeof startDynalite>>;
+let backends: AwsBackends;
 let gateway: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 let keys: KeyRepository;
 const invocations: string[] = [];
@@ -110,33 +106,11 @@ async function newKey(label: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  fixture = await startDataApiFixture();
-  dynamo = await startDynalite();
-  await createQuotaTable(dynamo.client, 'quota');
-  Object.assign(process.env, {
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'test',
-    AWS_SECRET_ACCESS_KEY: 'test',
-    AWS_ENDPOINT_URL_RDS_DATA: fixture.endpoint,
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    POWERTOOLS_METRICS_DISABLED: 'true',
-    [SETTINGS.dbClusterArn.env]: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
-    [SETTINGS.dbSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:db',
-    [SETTINGS.dbName.env]: 'chatctx',
-    [SETTINGS.quotaTableName.env]: 'quota',
-    [SETTINGS.pepperSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:pepper',
-    [SETTINGS.searchKnowledgeFunction.env]: FUNCTIONS.search_knowledge,
-    [SETTINGS.getGuidanceFunction.env]: FUNCTIONS.get_guidance,
-    [SETTINGS.submitFeedbackFunction.env]: FUNCTIONS.submit_feedback,
-    [SETTINGS.guestDailyLimit.env]: '100',
-    [SETTINGS.allowedHosts.env]: '*',
-    [SETTINGS.allowedOrigins.env]: '',
-    [SETTINGS.embeddings.env]: 'none',
-  });
+  backends = await startAwsBackends({ guestDailyLimit: '100', allowedOrigins: '', embeddings: 'none' });
+  fixture = backends.fixture;
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: PEPPER_HEX }) });
 
-  const sql = new DataApiSql({ client: new RDSDataClient({}), resourceArn: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx', secretArn: 'x', database: 'chatctx' });
-  await migrate(sql);
+  const sql = backends.sql;
   await importRecords(sql, await validateRecords([reviewedRecord(SLUG)], () => SLUG), { approve: true });
   keys = new KeyRepository(sql, { pepper: async () => Buffer.from(PEPPER_HEX, 'hex') });
 
@@ -166,8 +140,7 @@ beforeEach(() => {
 afterAll(async () => {
   lambda.restore();
   secrets.restore();
-  await dynamo?.close();
-  await fixture?.close();
+  await backends?.close();
 });
 
 describe('a paused cluster that resumes within the deadline', () => {

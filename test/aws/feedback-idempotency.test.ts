@@ -11,21 +11,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import type { Context } from 'aws-lambda';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startDataApiFixture } from '../support/data-api-fixture.ts';
-import { createQuotaTable, startDynalite } from '../support/dynalite.ts';
+import type { DataApiFixture } from '../support/data-api-fixture.ts';
+import { startAwsBackends, type AwsBackends } from '../support/aws-backends.ts';
 import { GATEWAY_URL, gatewayFetch } from '../support/api-gateway-fetch.ts';
-import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
-import { migrate } from '../../lambdas/storage/migrations.ts';
-import { SETTINGS, readSetting } from '../../lambdas/config/settings.ts';
 import { createGatewayHandler, gatewayDeps } from '../../lambdas/aws/gateway.ts';
 import { silentLogger } from '../../lambdas/observability/logger.ts';
 
-let fixture: Awaited<ReturnType<typeof startDataApiFixture>>;
-let dynamo: Awaited<ReturnType<typeof startDynalite>>;
+let fixture: DataApiFixture;
+let backends: AwsBackends;
 let client: Client;
 const lambda = mockClient(LambdaClient);
 const secrets = mockClient(SecretsManagerClient);
@@ -35,37 +31,9 @@ const context = { functionName: 'fn-feedback', awsRequestId: 'r', getRemainingTi
 const feedbackRows = async () => (await fixture.db.query<Record<string, unknown>>('SELECT * FROM feedback ORDER BY created_at, id')).rows;
 
 beforeAll(async () => {
-  fixture = await startDataApiFixture();
-  dynamo = await startDynalite();
-  await createQuotaTable(dynamo.client, 'quota');
-  Object.assign(process.env, {
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'test',
-    AWS_SECRET_ACCESS_KEY: 'test',
-    AWS_ENDPOINT_URL_RDS_DATA: fixture.endpoint,
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    POWERTOOLS_METRICS_DISABLED: 'true',
-    [SETTINGS.dbClusterArn.env]: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
-    [SETTINGS.dbSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:db',
-    [SETTINGS.dbName.env]: 'chatctx',
-    [SETTINGS.quotaTableName.env]: 'quota',
-    [SETTINGS.pepperSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:pepper',
-    [SETTINGS.searchKnowledgeFunction.env]: 'fn-search',
-    [SETTINGS.getGuidanceFunction.env]: 'fn-guidance',
-    [SETTINGS.submitFeedbackFunction.env]: 'fn-feedback',
-    [SETTINGS.guestDailyLimit.env]: '50',
-    [SETTINGS.allowedHosts.env]: '*',
-    [SETTINGS.allowedOrigins.env]: '',
-  });
+  backends = await startAwsBackends({ guestDailyLimit: '50', allowedOrigins: '' });
+  fixture = backends.fixture;
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: 'ef'.repeat(32) }) });
-  await migrate(
-    new DataApiSql({
-      client: new RDSDataClient({}),
-      resourceArn: readSetting(process.env, 'dbClusterArn'),
-      secretArn: readSetting(process.env, 'dbSecretArn'),
-      database: 'chatctx',
-    }),
-  );
 
   const submitFeedback = (await import('../../lambdas/handlers/submit-feedback.ts')).handler as unknown as (event: unknown, context: Context) => Promise<unknown>;
   // The first answer is lost on the way back; the retry carries the very same payload.
@@ -86,8 +54,7 @@ afterAll(async () => {
   await client?.close();
   lambda.restore();
   secrets.restore();
-  await dynamo?.close();
-  await fixture?.close();
+  await backends?.close();
 });
 
 describe('submit_feedback delivered twice', () => {

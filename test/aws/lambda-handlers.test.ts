@@ -14,19 +14,15 @@ import { join } from 'node:path';
 import { mockClient } from 'aws-sdk-client-mock';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startDataApiFixture } from '../support/data-api-fixture.ts';
-import { createQuotaTable, startDynalite } from '../support/dynalite.ts';
-import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
+import { startAwsBackends, type AwsBackends } from '../support/aws-backends.ts';
 import { migrate } from '../../lambdas/storage/migrations.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 import { KeyRepository } from '../../lambdas/auth/key-repository.ts';
-import { SETTINGS, readSetting } from '../../lambdas/config/settings.ts';
 import { runRemoteAdmin } from '../../lambdas/aws/remote-admin.ts';
 import { reviewedRecord } from '../support/records.ts';
 
@@ -34,8 +30,7 @@ const PEPPER_HEX = 'ab'.repeat(32);
 const FUNCTIONS = { search_knowledge: 'fn-search', get_guidance: 'fn-guidance', submit_feedback: 'fn-feedback', admin: 'fn-admin' } as const;
 const GUEST_LIMIT = 5;
 
-let fixture: Awaited<ReturnType<typeof startDataApiFixture>>;
-let dynamo: Awaited<ReturnType<typeof startDynalite>>;
+let backends: AwsBackends;
 let gateway: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 let apiKey: string;
 let revokedKey: string;
@@ -101,40 +96,11 @@ const rawPost = (body: unknown, headers: Record<string, string> = {}, sourceIp?:
   });
 
 beforeAll(async () => {
-  fixture = await startDataApiFixture();
-  dynamo = await startDynalite();
-  await createQuotaTable(dynamo.client, 'quota');
-  Object.assign(process.env, {
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'test',
-    AWS_SECRET_ACCESS_KEY: 'test',
-    AWS_ENDPOINT_URL_RDS_DATA: fixture.endpoint,
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    POWERTOOLS_METRICS_DISABLED: 'true',
-    // What the stack sets (lib/mcp-functions.ts), by the same setting names.
-    [SETTINGS.dbClusterArn.env]: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
-    [SETTINGS.dbSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:db',
-    [SETTINGS.dbName.env]: 'chatctx',
-    [SETTINGS.quotaTableName.env]: 'quota',
-    [SETTINGS.pepperSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:pepper',
-    [SETTINGS.searchKnowledgeFunction.env]: FUNCTIONS.search_knowledge,
-    [SETTINGS.getGuidanceFunction.env]: FUNCTIONS.get_guidance,
-    [SETTINGS.submitFeedbackFunction.env]: FUNCTIONS.submit_feedback,
-    [SETTINGS.guestDailyLimit.env]: String(GUEST_LIMIT),
-    [SETTINGS.allowedHosts.env]: '*',
-    [SETTINGS.allowedOrigins.env]: 'https://console.example',
-    [SETTINGS.embeddings.env]: 'none',
-  });
+  backends = await startAwsBackends({ guestDailyLimit: String(GUEST_LIMIT), allowedOrigins: 'https://console.example', embeddings: 'none' });
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: PEPPER_HEX }) });
 
   // The store, prepared as the migrate and admin functions would.
-  const sql = new DataApiSql({
-    client: new RDSDataClient({}),
-    resourceArn: readSetting(process.env, 'dbClusterArn'),
-    secretArn: readSetting(process.env, 'dbSecretArn'),
-    database: 'chatctx',
-  });
-  await migrate(sql);
+  const sql = backends.sql;
   await importRecords(sql, await readRecordFiles(STARTER_CORPUS_DIR), { approve: true });
   const keys = new KeyRepository(sql, { pepper: async () => Buffer.from(PEPPER_HEX, 'hex') });
   apiKey = (await keys.create('aws e2e', null)).key;
@@ -162,8 +128,7 @@ beforeAll(async () => {
 afterAll(async () => {
   lambda.restore();
   secrets.restore();
-  await dynamo?.close();
-  await fixture?.close();
+  await backends?.close();
 });
 
 describe('AWS handlers', () => {

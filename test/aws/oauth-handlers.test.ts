@@ -21,15 +21,14 @@ import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { exchangeAuthorization, refreshAuthorization, registerClient, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { startDataApiFixture } from '../support/data-api-fixture.ts';
-import { createQuotaTable, startDynalite } from '../support/dynalite.ts';
+import { TOOL_FUNCTIONS, startAwsBackends, type AwsBackends } from '../support/aws-backends.ts';
 import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
 import { migrate } from '../../lambdas/storage/migrations.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 import { KeyRepository } from '../../lambdas/auth/key-repository.ts';
-import { SETTINGS, readSetting } from '../../lambdas/config/settings.ts';
+import { readSetting } from '../../lambdas/config/settings.ts';
 import { silentLogger } from '../../lambdas/observability/logger.ts';
 import { createGatewayHandler, gatewayDeps, gatewayOAuthRoutes } from '../../lambdas/aws/gateway.ts';
 import { MCP_ACCEPT, authorize, connectWithToken, discoverFrom401, openConsent, type Discovered } from '../support/oauth-flow.ts';
@@ -42,15 +41,14 @@ const CUSTOM_HOST = 'mcp.example.com';
 const BASE = `https://${CUSTOM_HOST}`;
 const MCP_URL = `${BASE}/mcp`;
 const PEPPER_HEX = 'cd'.repeat(32);
-const FUNCTIONS = { search_knowledge: 'fn-search', get_guidance: 'fn-guidance', submit_feedback: 'fn-feedback' } as const;
+const FUNCTIONS = TOOL_FUNCTIONS;
 const CLAUDE_CALLBACK = 'https://claude.ai/api/mcp/auth_callback';
 const CLIENT_DOCUMENT_URL = 'https://connector.example/oauth/client.json';
 const context = { functionName: 'test', awsRequestId: 'req', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 
 const lambda = mockClient(LambdaClient);
 const secrets = mockClient(SecretsManagerClient);
-let fixture: Awaited<ReturnType<typeof startDataApiFixture>>;
-let dynamo: Awaited<ReturnType<typeof startDynalite>>;
+let backends: AwsBackends;
 let keys: KeyRepository;
 let handler: (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 const documentsFetched: string[] = [];
@@ -116,28 +114,7 @@ async function oauthErrorOf(promise: Promise<unknown>): Promise<string> {
 }
 
 beforeAll(async () => {
-  fixture = await startDataApiFixture();
-  dynamo = await startDynalite();
-  await createQuotaTable(dynamo.client, 'quota');
-  Object.assign(process.env, {
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'test',
-    AWS_SECRET_ACCESS_KEY: 'test',
-    AWS_ENDPOINT_URL_RDS_DATA: fixture.endpoint,
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    [SETTINGS.dbClusterArn.env]: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
-    [SETTINGS.dbSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:db',
-    [SETTINGS.dbName.env]: 'chatctx',
-    [SETTINGS.quotaTableName.env]: 'quota',
-    [SETTINGS.pepperSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:pepper',
-    [SETTINGS.searchKnowledgeFunction.env]: FUNCTIONS.search_knowledge,
-    [SETTINGS.getGuidanceFunction.env]: FUNCTIONS.get_guidance,
-    [SETTINGS.submitFeedbackFunction.env]: FUNCTIONS.submit_feedback,
-    [SETTINGS.allowedHosts.env]: '*',
-    [SETTINGS.embeddings.env]: 'none',
-    // Every request looks the key up, so a revocation shows at once (the stack's default answers from memory for 60 s).
-    [SETTINGS.keyCacheSeconds.env]: '0',
-  });
+  backends = await startAwsBackends({ embeddings: 'none', keyCacheSeconds: '0' });
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: PEPPER_HEX }) });
   const sql = new DataApiSql({ client: new RDSDataClient({}), resourceArn: readSetting(process.env, 'dbClusterArn'), secretArn: readSetting(process.env, 'dbSecretArn'), database: 'chatctx' });
   await migrate(sql);
@@ -159,8 +136,7 @@ beforeAll(async () => {
 afterAll(async () => {
   lambda.restore();
   secrets.restore();
-  await dynamo?.close();
-  await fixture?.close();
+  await backends?.close();
 });
 
 describe('OAuth through the AWS handlers', () => {
