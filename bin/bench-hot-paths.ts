@@ -1,0 +1,197 @@
+/**
+ * `npm run bench:hot-paths -- [--runs N] [--out FILE] [--sizes 24,5000,20000] [--calls N]`
+ *
+ * Whether the hot paths stay flat as the corpus grows:
+ * - the per-record cost of importing 500 generated records (approved, no embedder)
+ *   into stores that already hold 24, 5,000 and 20,000 approved records;
+ * - importing 5,000 records into an empty store against into a 5,000-record store;
+ * - `get_guidance` p50 (slugs and ids) at 24 and at 5,000 records.
+ *
+ * Records come from a fixed seed, so every run imports the same text. Each store
+ * size is built once per run in a data directory and copied for every measurement;
+ * the median of `--runs` measurements is reported with the load average, and the
+ * report is written as JSON (by default under the git-ignored `.chatctx/`).
+ */
+import { Command } from 'commander';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { loadavg, tmpdir } from 'node:os';
+import { PgliteSql } from '../lambdas/storage/pglite-sql.ts';
+import { migrate } from '../lambdas/storage/migrations.ts';
+import { importRecords } from '../lambdas/records/record-import.ts';
+import { validateRecords } from '../lambdas/records/record-files.ts';
+import type { RecordFile } from '../lambdas/records/record-schema.ts';
+import { createToolHandlers } from '../lambdas/tools/tool-handlers.ts';
+import { createLogger } from '../lambdas/observability/logger.ts';
+import { TASK_TYPES, TOPICS } from '../schema/tools.ts';
+
+const opts = new Command('bench:hot-paths')
+  .option('--runs <n>', 'measurements per scenario (the median is reported)', '3')
+  .option('--calls <n>', 'get_guidance calls per measurement', '200')
+  .option('--sizes <list>', 'existing approved records before a 500-record import', '24,5000,20000')
+  .option('--out <file>', 'where the JSON report goes', '.chatctx/bench/hot-paths.json')
+  .parse()
+  .opts<{ runs: string; calls: string; sizes: string; out: string }>();
+
+const RUNS = Math.max(1, Number(opts.runs));
+const CALLS = Math.max(1, Number(opts.calls));
+const SIZES = opts.sizes.split(',').map(Number);
+const SEED = 20_261_201;
+
+/** A small deterministic generator (mulberry32), so every run imports the same records. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+const SYLLABLES = ['ka', 'lo', 'mi', 'ter', 'van', 'sul', 'dre', 'pon', 'qui', 'rast', 'bel', 'nor', 'fex', 'tam', 'gri', 'hol'];
+const TECHNOLOGIES = ['Node.js', 'PostgreSQL', 'React', 'TypeScript', 'Python', 'Docker', 'Kubernetes', 'Redis', 'Go', 'Java'];
+
+function vocabulary(random: () => number, size: number): string[] {
+  const words = new Set<string>();
+  while (words.size < size) {
+    const parts = 2 + Math.floor(random() * 3);
+    words.add(Array.from({ length: parts }, () => SYLLABLES[Math.floor(random() * SYLLABLES.length)]).join(''));
+  }
+  return [...words];
+}
+
+/** `count` valid record files whose slugs start with `prefix`, from `seed`. */
+async function generateRecords(count: number, seed: number, prefix: string): Promise<RecordFile[]> {
+  const random = prng(seed);
+  const words = vocabulary(prng(SEED), 4000);
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+  const sentence = (n: number) => Array.from({ length: n }, () => pick(words)).join(' ') + '.';
+  const items = Array.from({ length: count }, (_, i) => ({
+    slug: `${prefix}-${i}`,
+    title: sentence(6),
+    topic: pick(TOPICS),
+    task_types: [pick(TASK_TYPES)],
+    summary: sentence(18),
+    recommendation: sentence(30),
+    rationale: sentence(30),
+    applies_to: [{ kind: 'runtime', name: pick(TECHNOLOGIES) }],
+    pitfalls: [sentence(10), sentence(10)],
+    verification_checks: [sentence(10)],
+    confidence: 'high',
+    sources: [{ title: sentence(4), url: `https://example.org/${prefix}/${i}` }],
+  }));
+  return validateRecords(items, (i) => `generated ${i}`);
+}
+
+/** Runs `work` `RUNS` times and returns the median of what it measures. */
+async function median(work: () => Promise<number>): Promise<number> {
+  const values: number[] = [];
+  for (let i = 0; i < RUNS; i += 1) values.push(await work());
+  values.sort((a, b) => a - b);
+  return values[Math.floor(values.length / 2)]!;
+}
+
+const progress = (what: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${what}\n`);
+const root = await mkdtemp(join(tmpdir(), 'chatctx-bench-hot-paths-'));
+
+/** A data directory holding `size` approved generated records. */
+async function template(size: number): Promise<string> {
+  const dir = join(root, `template-${size}`);
+  const sql = await PgliteSql.open(dir);
+  await migrate(sql);
+  if (size > 0) await importRecords(sql, await generateRecords(size, SEED, 'existing'), { approve: true });
+  await sql.query('CHECKPOINT');
+  await sql.close();
+  progress(`store with ${size} records built`);
+  return dir;
+}
+
+/** Opens a fresh copy of a template, runs `work` on it, and throws the copy away. */
+async function onCopy<T>(dir: string, work: (sql: PgliteSql) => Promise<T>): Promise<T> {
+  const copy = await mkdtemp(join(root, 'copy-'));
+  await cp(dir, copy, { recursive: true });
+  const sql = await PgliteSql.open(copy);
+  try {
+    return await work(sql);
+  } finally {
+    await sql.close();
+    await rm(copy, { recursive: true, force: true });
+  }
+}
+
+/** Milliseconds per record of importing `records` (approved) into a copy of `dir`. */
+async function importCost(dir: string, records: readonly RecordFile[]): Promise<number> {
+  return median(() =>
+    onCopy(dir, async (sql) => {
+      const started = performance.now();
+      await importRecords(sql, records, { approve: true });
+      return (performance.now() - started) / records.length;
+    }),
+  );
+}
+
+/** get_guidance p50 (ms) over `CALLS` calls, each naming two slugs, two ids and one unknown identifier. */
+async function guidanceP50(dir: string, size: number): Promise<number> {
+  return median(() =>
+    onCopy(dir, async (sql) => {
+      const logger = createLogger(() => undefined);
+      const tools = createToolHandlers({ sql, secrets: { pepper: async () => Buffer.alloc(32) }, logger });
+      const rows = await sql.query<{ id: string; slug: string }>('SELECT id::text AS id, slug FROM records ORDER BY slug');
+      const random = prng(SEED + size);
+      const pick = () => rows[Math.floor(random() * rows.length)]!;
+      const times: number[] = [];
+      for (let i = 0; i <= CALLS; i += 1) {
+        const ids = [pick().slug, pick().slug, pick().id, pick().id, `no-such-record-${i}`];
+        const started = performance.now();
+        await tools.get_guidance({ ids });
+        if (i > 0) times.push(performance.now() - started);
+      }
+      times.sort((a, b) => a - b);
+      return times[Math.floor(times.length / 2)]!;
+    }),
+  );
+}
+
+const round = (n: number) => Math.round(n * 1000) / 1000;
+const load = () => loadavg().map((n) => n.toFixed(2)).join(' ');
+const report: Record<string, unknown> = { seed: SEED, runs: RUNS, calls: CALLS, load_before: loadavg() };
+const rows: [string, string][] = [];
+
+try {
+  const batch = await generateRecords(500, SEED + 1, 'imported');
+  const templates = new Map<number, string>();
+  for (const size of [...new Set([0, 24, 5000, ...SIZES])]) templates.set(size, await template(size));
+  const perRecord: Record<string, number> = {};
+  for (const size of SIZES) {
+    perRecord[size] = round(await importCost(templates.get(size)!, batch));
+    progress(`500 into ${size}: ${perRecord[size]} ms/record`);
+    rows.push([`import 500 into ${size} existing (ms/record)`, perRecord[size]!.toFixed(3)]);
+  }
+  const big = await generateRecords(5000, SEED + 2, 'bulk');
+  const intoEmpty = round(await importCost(templates.get(0)!, big));
+  const intoFull = round(await importCost(templates.get(5000)!, big));
+  rows.push(['import 5,000 into empty (ms/record)', intoEmpty.toFixed(3)], ['import 5,000 into 5,000 (ms/record)', intoFull.toFixed(3)]);
+  rows.push(['  ratio (acceptance <= 2)', (intoFull / intoEmpty).toFixed(2)]);
+  const p50Small = round(await guidanceP50(templates.get(24)!, 24));
+  const p50Large = round(await guidanceP50(templates.get(5000)!, 5000));
+  rows.push(['get_guidance p50 at 24 records (ms)', p50Small.toFixed(3)], ['get_guidance p50 at 5,000 records (ms)', p50Large.toFixed(3)]);
+  rows.push(['  ratio (acceptance <= 1.5)', (p50Large / p50Small).toFixed(2)]);
+  Object.assign(report, {
+    import_500_ms_per_record: perRecord,
+    import_5000: { into_empty_ms_per_record: intoEmpty, into_5000_ms_per_record: intoFull, ratio: round(intoFull / intoEmpty) },
+    get_guidance_p50_ms: { at_24: p50Small, at_5000: p50Large, ratio: round(p50Large / p50Small) },
+    load_after: loadavg(),
+  });
+} finally {
+  await rm(root, { recursive: true, force: true });
+}
+
+const width = Math.max(...rows.map(([name]) => name.length));
+process.stdout.write(`hot paths (median of ${RUNS}; load average now ${load()})\n`);
+for (const [name, value] of rows) process.stdout.write(`${name.padEnd(width)}  ${value}\n`);
+const out = resolve(opts.out);
+await mkdir(dirname(out), { recursive: true });
+await writeFile(out, JSON.stringify(report, null, 2) + '\n');
+process.stdout.write(`written to ${opts.out}\n`);
