@@ -9,6 +9,7 @@ import type { Sql } from '../ports/sql.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import { recordPassages } from './passages.ts';
 import { vectorLiteral } from './vector-codec.ts';
+import { uuidSet } from '../records/record-identifiers.ts';
 
 export interface EmbeddableRecord {
   readonly id: string;
@@ -51,9 +52,10 @@ export async function recordsToEmbed(sql: Sql, model: string, options: Pick<Embe
        FROM records r
       WHERE r.status = 'approved'
         AND ($2::boolean OR r.embedding_model IS DISTINCT FROM $1 OR r.embedded_hash IS DISTINCT FROM r.content_hash)
-        AND ($3::jsonb IS NULL OR r.id IN (SELECT jsonb_array_elements_text($3::jsonb)::uuid))
+        ${options.ids ? `AND r.id = ANY (${uuidSet(3)})` : ''}
       ORDER BY r.id`,
-    [model, options.force ?? false, options.ids ? JSON.stringify(options.ids) : null],
+    // Given ids, only those rows are read (through the primary key), not every approved record.
+    [model, options.force ?? false, ...(options.ids ? [JSON.stringify(options.ids)] : [])],
   );
   return rows.map((r) => ({ id: r.id, title: r.title, summary: r.summary, recommendation: r.recommendation, contentHash: r.content_hash }));
 }

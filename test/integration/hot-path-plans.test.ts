@@ -2,8 +2,9 @@
  * The hot paths reach rows through their indexes, not by reading every record:
  * with 5,000 records stored (and ANALYZE run), the plan of every statement that
  * get_guidance (by slug and by id), an import (lookup, rewrite, status change,
- * snapshot, child deletes, BM25 upkeep, superseding), deprecate, approve, record
- * history and feedback run holds no sequential scan of `records` or of the
+ * snapshot, child deletes, BM25 upkeep, superseding, the records to embed),
+ * deprecate, approve (with the gates' neighbour search), record history and
+ * feedback run holds no sequential scan of `records` or of the
  * per-record tables. A sequential scan there makes the call's cost grow with the
  * corpus: get_guidance slows down, and an import turns quadratic.
  *
@@ -23,6 +24,7 @@ import { deprecateRecords } from '../../lambdas/records/record-review.ts';
 import { gateReports, reviewableRecords } from '../../lambdas/records/record-approval.ts';
 import { recordHistory } from '../../lambdas/records/record-history.ts';
 import { storeFeedback } from '../../lambdas/feedback/feedback-repository.ts';
+import { recordsToEmbed } from '../../lambdas/embeddings/record-embeddings.ts';
 import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
 import { createLogger } from '../../lambdas/observability/logger.ts';
 
@@ -148,7 +150,9 @@ describe(`hot paths with ${STORED} records use their indexes`, () => {
     const scans = await scansOf(async (recording) => {
       const changed = record('pool-approved', { recommendation: 'Call pool.end() once server.close() has resolved, then exit.' });
       const successor = record('pool-successor', { supersedes: ['pool-retired'] });
-      await importRecords(recording, await files([record('pool-new'), changed, successor]), { approve: true });
+      const summary = await importRecords(recording, await files([record('pool-new'), changed, successor]), { approve: true });
+      // What the import then hands to the embedder: the changed records only.
+      expect(await recordsToEmbed(recording, 'any-model', { ids: summary.changed_ids })).toHaveLength(3);
       const staged = record('pool-approved', { recommendation: 'Call pool.end() after the last request has finished.' });
       expect(await importRecords(recording, await files([staged]), { approve: false })).toMatchObject({ staged: 1 });
     });
