@@ -4,7 +4,9 @@
  *
  * Evaluates retrieval on a BEIR-format folder and prints the quality table.
  * Document embeddings are cached on disk (default .chatctx/eval-cache) so a rerun
- * only re-embeds what changed. See bin/evaluation/run-eval.ts.
+ * only re-embeds what changed. Query embeddings are not: every query goes to the
+ * encoder, so a query-embedding cache miss is timed as an agent meets it. See
+ * bin/evaluation/run-eval.ts.
  */
 import { Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
@@ -45,6 +47,8 @@ const report = await runEvaluation({
   recordsDir: opts.records ? resolve(opts.records) : undefined,
   queries: opts.queries,
   embedder,
+  // Queries go to the encoder itself: a query the store has not cached is a real encoder call.
+  queryEmbedder: inner,
   sweep: opts.sweep,
   log,
   progress: (step) => {

@@ -9,7 +9,7 @@
  * runs on the fixed "tune" half (split by query id) and is reported beside the
  * "test" half and the full set.
  */
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import type { Embedder } from '../../lambdas/ports/embedder.ts';
@@ -35,8 +35,13 @@ export interface EvalOptions {
   readonly recordsDir?: string;
   /** Evaluate only the first N queries. */
   readonly queries?: number;
-  /** Undefined: keyword and BM25 reference only. */
+  /** Undefined: keyword and BM25 reference only. Embeds the documents (the CLI gives it a disk cache). */
   readonly embedder?: Embedder;
+  /**
+   * Embeds the queries: the encoder itself, with no cache of its own, so that a
+   * query-embedding cache miss in the store really runs the encoder. @default embedder
+   */
+  readonly queryEmbedder?: Embedder;
   /** Dense weights to try on the tune half. */
   readonly sweep?: readonly number[];
   /** Where progress lines go (stderr in the CLI). */
@@ -62,8 +67,15 @@ export interface EvalReport {
   modes: Partial<Record<ModeName, ModeReport>>;
   /** nDCG@10 on the fixed halves (tune: where any tuning happened; test: never tuned on). */
   halves: { tune: Partial<Record<ModeName, number>>; test: Partial<Record<ModeName, number>> };
-  /** The tool path (`search_knowledge`, hybrid): p50 with the query embedding cached and not. */
-  tool_latency_ms: { cache_miss_p50: number; cache_hit_p50: number; cache_miss_p95: number } | undefined;
+  /**
+   * The tool path (`search_knowledge`, hybrid, no answer cache), in process: with the
+   * query embedding in the store's cache (hit) and not (miss). `encoder_calls` counts
+   * the query embeddings the encoder computed during the misses: one per miss when
+   * nothing else served them.
+   */
+  tool_latency_ms:
+    | { cache_miss_p50: number; cache_miss_p95: number; cache_hit_p50: number; cache_hit_p95: number; misses: number; encoder_calls: number; load_average_1m: number }
+    | undefined;
   /**
    * What an agent gets from `search_knowledge` (threshold applied, default 5 results):
    * share of queries whose first result is relevant, whose results hold a relevant
@@ -75,6 +87,25 @@ export interface EvalReport {
 }
 
 const POOL = 100;
+
+/** An embedder that counts the texts it was asked to embed. */
+interface CountingEmbedder extends Embedder {
+  readonly calls: () => number;
+}
+
+function countingEmbedder(inner: Embedder): CountingEmbedder {
+  let calls = 0;
+  return {
+    provider: inner.provider,
+    model: inner.model,
+    dimensions: inner.dimensions,
+    embed: (texts, signal) => {
+      calls += texts.length;
+      return inner.embed(texts, signal);
+    },
+    calls: () => calls,
+  };
+}
 
 /** A slug for a BEIR doc id; collisions get a numeric suffix. */
 function slugFor(id: string, used: Set<string>): string {
@@ -152,7 +183,8 @@ export async function runEvaluation(options: EvalOptions): Promise<EvalReport> {
   try {
     const { docOf, passages } = await loadStore(sql, corpus, options, timed);
     const pepper = randomBytes(32);
-    const deps: SearchDeps = { sql, secrets: { pepper: async () => pepper }, embedder: options.embedder, logger: silentLogger, embedTimeoutMs: 10_000 };
+    const queryEmbedder = options.embedder && countingEmbedder(options.queryEmbedder ?? options.embedder);
+    const deps: SearchDeps = { sql, secrets: { pepper: async () => pepper }, embedder: queryEmbedder, logger: silentLogger, embedTimeoutMs: 10_000 };
     const ctx: EvalContext = { options, sql, dataset: corpus.dataset, queries: corpus.queries, docOf, docIdOfSlug: corpus.docIdOfSlug, deps, timed };
 
     const ranked = await rankQueries(ctx);
@@ -227,7 +259,8 @@ async function loadStore(sql: PgliteSql, corpus: Awaited<ReturnType<typeof loadC
  * Quality and ranking latency: every query through `rankCandidates`, per mode.
  * Latency is the ranking call plus, for hybrid and vector, getting the query
  * embedding. Hybrid runs first, so its latency includes embedding the query on a
- * cache miss; vector mode then finds the embedding in the cache.
+ * cache miss (the encoder runs: the query embedder has no cache of its own); vector
+ * mode then finds the embedding in the store's cache.
  */
 async function rankQueries(ctx: EvalContext): Promise<RankedRuns> {
   const modes: RankMode[] = ctx.deps.embedder ? ['hybrid', 'keyword', 'vector'] : ['keyword'];
@@ -277,8 +310,9 @@ function referenceRun(dataset: BeirDataset, queries: readonly BeirQuery[]) {
  * hit) and once without it, scoring what the agent would actually be shown.
  */
 async function toolPath(ctx: EvalContext): Promise<{ latency: EvalReport['tool_latency_ms']; answers: EvalReport['tool_answers'] }> {
-  const embedder = ctx.deps.embedder;
+  const embedder = ctx.deps.embedder as CountingEmbedder | undefined;
   await ctx.sql.query('DELETE FROM embedding_cache');
+  const callsBefore = embedder?.calls() ?? 0;
   const miss: number[] = [];
   const hit: number[] = [];
   const tally = { hybrid: { top1: 0, any: 0, none: 0 }, keyword_fallback: { top1: 0, any: 0, none: 0 } };
@@ -307,7 +341,17 @@ async function toolPath(ctx: EvalContext): Promise<{ latency: EvalReport['tool_l
   for (const key of embedder ? (['hybrid', 'keyword_fallback'] as const) : (['keyword_fallback'] as const)) {
     answers[key] = { top1_relevant: tally[key].top1 / n, any_relevant: tally[key].any / n, no_match: tally[key].none / n };
   }
-  const latency = embedder ? { cache_miss_p50: percentile(miss, 50), cache_hit_p50: percentile(hit, 50), cache_miss_p95: percentile(miss, 95) } : undefined;
+  const latency = embedder
+    ? {
+        cache_miss_p50: percentile(miss, 50),
+        cache_miss_p95: percentile(miss, 95),
+        cache_hit_p50: percentile(hit, 50),
+        cache_hit_p95: percentile(hit, 95),
+        misses: miss.length,
+        encoder_calls: embedder.calls() - callsBefore,
+        load_average_1m: Math.round(loadavg()[0]! * 100) / 100,
+      }
+    : undefined;
   return { latency, answers };
 }
 
@@ -364,8 +408,10 @@ export function formatReport(r: EvalReport): string {
   if (r.tool_latency_ms) {
     lines.push(
       '',
-      `search_knowledge (hybrid, whole tool path): p50 ${f(r.tool_latency_ms.cache_miss_p50, 1)} ms on a query-embedding cache miss ` +
-        `(p95 ${f(r.tool_latency_ms.cache_miss_p95, 1)} ms), p50 ${f(r.tool_latency_ms.cache_hit_p50, 1)} ms on a cache hit`,
+      `search_knowledge in process (hybrid, whole tool path, no answer cache): query embedding not cached (the encoder ran ` +
+        `${r.tool_latency_ms.encoder_calls} times for ${r.tool_latency_ms.misses} searches) p50 ${f(r.tool_latency_ms.cache_miss_p50, 1)} ms, ` +
+        `p95 ${f(r.tool_latency_ms.cache_miss_p95, 1)} ms; cached p50 ${f(r.tool_latency_ms.cache_hit_p50, 1)} ms, p95 ${f(r.tool_latency_ms.cache_hit_p95, 1)} ms ` +
+        `(load average ${r.tool_latency_ms.load_average_1m})`,
     );
   }
   const answers = Object.entries(r.tool_answers);
