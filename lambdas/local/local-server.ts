@@ -8,7 +8,9 @@
  *
  * Start-up, in order: take the data directory's lock (`data-dir.ts`); bind the MCP
  * port, so a port in use is reported before any other work; start the admin
- * endpoint and describe both URLs in the lock; open the store; answer. Requests
+ * endpoint and describe both URLs in the lock; open the store (the bundled encoder
+ * loads meanwhile); warm both with a few searches nobody sees (`warm-up.ts`), so the
+ * first search is not the slow one; answer. Requests
  * that arrive before the store is open wait for it. Records whose embedding is
  * missing or stale are embedded afterwards, in the background and off the event
  * loop; until then they are found by keyword, and a broken embedder only means
@@ -50,6 +52,7 @@ import { openLocalStore, loadStarterCorpusOnce, type LocalStore } from './local-
 import { DataDirError, DataDirLock, adminTokenPath, describeOwner, makePrivate, readOwner } from './data-dir.ts';
 import { clientIp } from './client-ip.ts';
 import { createAdminEndpoint } from './admin-endpoint.ts';
+import { warmEncoder, warmUp } from './warm-up.ts';
 import { purgeSearchEvents } from '../analytics/search-analytics.ts';
 
 export interface RunningServer {
@@ -94,6 +97,10 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     const admin = await bindAdmin(lock, mcp.url, whenReady);
     stops.push(() => admin.close());
 
+    // The bundled encoder loads on its own threads while the store opens (warm-up.ts).
+    const embedder = await createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
+    if (embedder?.close) stops.push(() => embedder.close!());
+    const encoderWarm = warmEncoder(embedder);
     const store = await openLocalStore(lock, { thread: true });
     await loadTokenizer();
     stops.push(() => store.close());
@@ -103,8 +110,8 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     await housekeeping(store);
     // PGlite creates its files 0666 whatever the umask; the 0700 directory already shuts others out.
     await makePrivate(lock.dataDir);
-    const embedder = await createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
-    if (embedder?.close) stops.push(() => embedder.close!());
+    // Ready means warm: the first search is not the one that loads the encoder and the search tables.
+    await warmUp(store, embedder, encoderWarm, logger);
     ready(await answering(store, embedder, events, config, logger, admin.token, options.oauthFetch));
     logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', created: store.created });
     stops.push(retainSearchEvents(store, config.searchEventRetentionDays, logger));

@@ -1,0 +1,243 @@
+/**
+ * `npx tsx bin/bench-local-search.ts --dataset ../shared/eval/scifact [--restarts N] [--queries N] [--http-searches N] [--data-dir DIR]`
+ *
+ * `search_knowledge` on the local server over HTTP, on a store of SciFact's size.
+ *
+ * 1. Is the first search after a restart as fast as the ones after it? Builds (once) a
+ * data directory holding the SciFact corpus as approved records (5,183 of them,
+ * embedded with the bundled encoder; the evaluation's embedding cache in
+ * `.chatctx/eval-cache` makes that quick), then restarts `chatctx serve` on it
+ * several times. After each restart it sends, over HTTP, one new question as soon as
+ * the server says it is ready, then more new questions one at a time (each a query
+ * embedding the encoder has not seen, as a user's would be). Prints, per restart,
+ * the time to ready, the first search and the median of the rest, with the load
+ * average.
+ * 2. What a search costs over HTTP with its query embedding not cached (the encoder
+ * runs) and cached (the answer is still computed): see `overHttp`.
+ *
+ * Writes bench-results/local-search.json.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import { DataDirLock, storePath } from '../lambdas/local/data-dir.ts';
+import { openLocalStore } from '../lambdas/local/local-store.ts';
+import { importRecords } from '../lambdas/records/record-import.ts';
+import { embedRecords, recordsToEmbed } from '../lambdas/embeddings/record-embeddings.ts';
+import { createEmbedder } from '../lambdas/embeddings/embedder-factory.ts';
+import { CachedEmbedder } from './evaluation/cached-embedder.ts';
+import { loadBeirDataset } from './evaluation/beir.ts';
+import { beirDocToRecord } from './evaluation/run-eval.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLI = join(ROOT, 'bin', 'chatctx.js');
+
+const opts = new Command('bench-local-search')
+  .requiredOption('--dataset <dir>', 'BEIR folder (corpus.jsonl, queries.jsonl)')
+  .option('--restarts <n>', 'server restarts to time', (v) => Number(v), 5)
+  .option('--queries <n>', 'searches after each restart (the first one included)', (v) => Number(v), 21)
+  .option('--http-searches <n>', 'searches per kind (embedding cached and not) over HTTP', (v) => Number(v), 100)
+  .option('--http-runs <n>', 'runs of the HTTP measurement (each with new questions); the table shows their median', (v) => Number(v), 3)
+  .option('--data-dir <dir>', 'keep the built store here and reuse it next time (default: a temporary folder)')
+  .parse()
+  .opts<{ dataset: string; restarts: number; queries: number; httpSearches: number; httpRuns: number; dataDir?: string }>();
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+const round = (ms: number) => Math.round(ms * 10) / 10;
+/** Warms a new server before the timed searches of `overHttp`. */
+const WARM_QUESTION = 'which treatments lower blood pressure';
+
+/** The corpus as approved, embedded records, written straight into the data directory's store. */
+async function buildStore(dataDir: string, corpus: Awaited<ReturnType<typeof loadBeirDataset>>['corpus']): Promise<void> {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const lock = await DataDirLock.tryAcquire(dataDir, 'bench');
+  if (!lock) throw new Error(`${dataDir} is in use`);
+  const store = await openLocalStore(lock);
+  const inner = await createEmbedder({ provider: 'use-lite' });
+  try {
+    const records = corpus.map((doc) => beirDocToRecord(doc, `scifact-${doc.id.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`));
+    for (let start = 0; start < records.length; start += 500) await importRecords(store.sql, records.slice(start, start + 500), { approve: true });
+    const embedder = await CachedEmbedder.open(inner!, resolve(ROOT, '.chatctx/eval-cache'));
+    const { embedded } = await embedRecords(store.sql, embedder, await recordsToEmbed(store.sql, embedder.model), { batchSize: 64 });
+    console.error(`built ${dataDir}: ${records.length} records, ${embedded} embedded (${embedder.hits} cached passages, ${embedder.misses} new)`);
+  } finally {
+    await inner?.close?.();
+    await store.close();
+    await lock.release();
+  }
+}
+
+interface Served {
+  readonly child: ChildProcess;
+  readonly url: string;
+  /** From launch until the server printed that it serves. */
+  readonly readyMs: number;
+  readonly output: () => string;
+}
+
+/** `chatctx serve` on the data directory, once it prints its URL (it is ready then). */
+function serve(dataDir: string, waitForEmbeddings = false): Promise<Served> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, 'serve', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolvePromise, reject) => {
+    child.once('exit', (code) => reject(new Error(`server exited ${code}:\n${out}`)));
+    const take = (chunk: Buffer) => {
+      out += chunk.toString();
+      const url = /serving MCP at (\S+\/mcp)/.exec(out)?.[1];
+      if (!url || (waitForEmbeddings && !/"event":"(embeddings_current|embedding_failed)"/.test(out))) return;
+      child.stdout!.off('data', take);
+      child.stderr!.off('data', take);
+      child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+      resolvePromise({ child, url, readyMs: performance.now() - started, output: () => out });
+    };
+    child.stdout!.on('data', take);
+    child.stderr!.on('data', take);
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  child.removeAllListeners('exit');
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** One `search_knowledge` call over HTTP; its round trip in ms. */
+async function search(url: string, key: string, query: string, id: number): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${key}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'search_knowledge', arguments: { query } } }),
+  });
+  const text = await response.text();
+  if (!response.ok || !text.includes('"result"')) throw new Error(`search failed (${response.status}): ${text.slice(0, 300)}`);
+  return performance.now() - started;
+}
+
+/** Searches the server logged, by whether the query embedding was cached. */
+function embeddingCacheCounts(output: string): { hit: number; miss: number } {
+  const count = (value: string) => output.split('\n').filter((l) => l.includes('"event":"search"') && l.includes(`"embedding_cache":"${value}"`)).length;
+  return { hit: count('hit'), miss: count('miss') };
+}
+
+const percentile = (values: readonly number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+};
+
+/**
+ * `search_knowledge` over HTTP with the query embedding not cached, then cached:
+ * new questions (the encoder runs for each), then, after a restart that empties the
+ * server's answer cache but keeps the store's embedding cache, the same questions
+ * again (the embedding is read, the answer computed). The server's own log says
+ * which it was. The first searches of each server are not counted.
+ */
+async function overHttp(dataDir: string, key: string, questions: readonly string[]) {
+  const rows = [];
+  for (const kind of ['miss', 'hit'] as const) {
+    const server = await serve(dataDir);
+    const times: number[] = [];
+    try {
+      for (let i = 0; i < 3; i++) await search(server.url, key, `${WARM_QUESTION} ${kind} ${i} ${Date.now()}`, i + 1);
+      const load = loadavg()[0]!;
+      const before = embeddingCacheCounts(server.output());
+      for (const [i, q] of questions.entries()) times.push(await search(server.url, key, q, i + 10));
+      await new Promise((r) => setTimeout(r, 200));
+      const after = embeddingCacheCounts(server.output());
+      rows.push({
+        embedding: kind === 'miss' ? 'not cached (encoder runs)' : 'cached (answer computed)',
+        searches: times.length,
+        served_as: `${after.miss - before.miss} miss, ${after.hit - before.hit} hit`,
+        p50_ms: round(percentile(times, 50)),
+        p95_ms: round(percentile(times, 95)),
+        load_average_1m: round(load),
+      });
+    } finally {
+      await stop(server.child);
+    }
+  }
+  return rows;
+}
+
+function runCli(dataDir: string, args: string[]): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => (code === 0 ? resolvePromise(out) : reject(new Error(`chatctx ${args.join(' ')} exited ${code}`))));
+  });
+}
+
+const temporary = opts.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'chatctx-local-search-'));
+const dataDir = resolve(opts.dataDir ?? join(temporary!, 'data'));
+try {
+  const dataset = await loadBeirDataset(resolve(opts.dataset));
+  if (!existsSync(storePath(dataDir))) {
+    await buildStore(dataDir, dataset.corpus);
+    // The first start adds the starter corpus and embeds it: not timed.
+    await stop((await serve(dataDir, true)).child);
+  }
+  const { key } = JSON.parse(await runCli(dataDir, ['--json', 'keys', 'create', '--name', `bench-${Date.now()}`])) as { key: string };
+  // Each question is asked once in the whole run, with a run-specific suffix, so no answer or embedding is cached.
+  const tag = Date.now().toString(36);
+  let next = 0;
+  const question = () => {
+    const cycle = Math.floor(next / dataset.queries.length);
+    return `${dataset.queries[next++ % dataset.queries.length]!.text} (${tag}${cycle > 0 ? `, ${cycle}` : ''})`;
+  };
+  const rows = [];
+  for (let restart = 1; restart <= opts.restarts; restart++) {
+    const load = loadavg()[0]!;
+    const server = await serve(dataDir);
+    const times: number[] = [];
+    try {
+      for (let i = 0; i < opts.queries; i++) times.push(await search(server.url, key, question(), i + 1));
+    } finally {
+      await stop(server.child);
+    }
+    const rest = median(times.slice(1));
+    rows.push({ restart, ready_ms: Math.round(server.readyMs), first_ms: round(times[0]!), median_rest_ms: round(rest), ratio: round(times[0]! / rest), load_average_1m: round(load) });
+    console.error(`restart ${restart}: ready ${Math.round(server.readyMs)} ms, first ${round(times[0]!)} ms, then median ${round(rest)} ms`);
+  }
+  const summary = {
+    records: dataset.corpus.length,
+    restarts: opts.restarts,
+    searches_per_restart: opts.queries,
+    median_ready_ms: median(rows.map((r) => r.ready_ms)),
+    median_first_ms: median(rows.map((r) => r.first_ms)),
+    median_rest_ms: median(rows.map((r) => r.median_rest_ms)),
+    median_ratio: median(rows.map((r) => r.ratio)),
+    node: process.version,
+  };
+  console.log('| restart | ready ms | first search ms | median of the next searches ms | first / median | load avg (1 min) |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.restart} | ${r.ready_ms} | ${r.first_ms} | ${r.median_rest_ms} | ${r.ratio} | ${r.load_average_1m} |`);
+  console.log(`| median | ${summary.median_ready_ms} | ${summary.median_first_ms} | ${summary.median_rest_ms} | ${summary.median_ratio} | |`);
+  const http = [];
+  for (let run = 0; run < (opts.httpSearches > 0 ? opts.httpRuns : 0); run++) http.push(await overHttp(dataDir, key, Array.from({ length: opts.httpSearches }, question)));
+  if (http.length > 0) {
+    console.log(`\n| search_knowledge over HTTP, query embedding | searches per run | served as (each run) | p50 ms | p95 ms | load avg (1 min) | p50 of each run |`);
+    console.log('|---|---|---|---|---|---|---|');
+    for (const [i, first] of http[0]!.entries()) {
+      const rows = http.map((runRows) => runRows[i]!);
+      const mid = (pick: (r: (typeof rows)[number]) => number) => median(rows.map(pick));
+      console.log(
+        `| ${first.embedding} | ${first.searches} | ${[...new Set(rows.map((r) => r.served_as))].join('; ')} | ${mid((r) => r.p50_ms)} | ${mid((r) => r.p95_ms)} | ` +
+          `${mid((r) => r.load_average_1m)} | ${rows.map((r) => r.p50_ms).join(', ')} |`,
+      );
+    }
+  }
+  mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench-results', 'local-search.json'), JSON.stringify({ first_search: { ...summary, rows }, http }, null, 2) + '\n');
+} finally {
+  if (temporary) rmSync(temporary, { recursive: true, force: true });
+}
