@@ -44,7 +44,8 @@ export async function reindexRecords(tx: Sql, recordIds: readonly string[]): Pro
              WHERE r.id = ANY (${IDS}) AND r.status = 'approved'),
           lens AS (SELECT record_id, sum(tf) AS dl FROM terms GROUP BY record_id),
           ins AS (INSERT INTO record_terms (lexeme, record_id, tf, doc_len)
-                  SELECT t.lexeme, t.record_id, t.tf, l.dl FROM terms t JOIN lens l USING (record_id) RETURNING lexeme),
+                  SELECT t.lexeme, t.record_id, t.tf, l.dl FROM terms t JOIN lens l USING (record_id)
+                   ORDER BY t.lexeme, t.record_id RETURNING lexeme),
           inc AS (INSERT INTO term_stats (lexeme, df) SELECT lexeme, count(*) FROM ins GROUP BY lexeme
                   ON CONFLICT (lexeme) DO UPDATE SET df = term_stats.df + excluded.df RETURNING 1)
      UPDATE corpus_stats
