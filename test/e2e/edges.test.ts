@@ -36,8 +36,17 @@ describe('arguments Postgres cannot store', () => {
 });
 
 describe('tool calls refused by the protocol', () => {
+  it('answers params that are neither an object nor an array with 400 and -32600 (not a JSON-RPC request), charging nothing', async () => {
+    const before = remaining(await post(server.url, { jsonrpc: '2.0', id: 1, method: 'ping' }));
+    const response = await post(server.url, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: 'search' });
+    expect(response.status).toBe(400);
+    const message = (await response.json()) as { id: number; error: { code: number; message: string } };
+    expect(message).toMatchObject({ id: 7, error: { code: -32600 } });
+    expect(message.error.message).not.toMatch(/expected|invalid_type|\[/);
+    expect(remaining(response)).toBe(before);
+  });
+
   it.each([
-    ['params that are not an object', { jsonrpc: '2.0', id: 7, method: 'tools/call', params: 'search' }],
     ['a name that is not a string', { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 5, arguments: {} } }],
     ['arguments that are not an object', { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_guidance', arguments: [1] } }],
     ['an unknown tool', { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'drop_tables', arguments: {} } }],
