@@ -44,8 +44,13 @@ describe('a restarted server is warm when it says it is ready', () => {
   });
 
   it('leaves its own searches out of the analytics: only the agent\'s search is counted', async () => {
-    const run = await runCli(['--json', '--data-dir', dataDir, 'analytics']);
-    expect(run.code, run.stderr).toBe(0);
-    expect((JSON.parse(run.stdout) as AnalyticsResult).searches).toBe(1);
+    // Search events are written in batches (within a second): wait for the agent's, then count.
+    const searches = async () => {
+      const run = await runCli(['--json', '--data-dir', dataDir, 'analytics']);
+      expect(run.code, run.stderr).toBe(0);
+      return (JSON.parse(run.stdout) as AnalyticsResult).searches;
+    };
+    await expect.poll(searches, { timeout: 15_000, interval: 500 }).toBeGreaterThan(0);
+    expect(await searches()).toBe(1);
   });
 });
