@@ -9,13 +9,13 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { DataApiFixture } from '../support/data-api-fixture.ts';
-import { TOOL_FUNCTIONS, startAwsBackends, type AwsBackends } from '../support/aws-backends.ts';
+import { TOOL_FUNCTIONS, startAwsBackends, type AwsBackends, answerInvokes, toolEntries } from '../support/aws-backends.ts';
 import { FakeClock, pauseCluster } from '../support/paused-cluster.ts';
 import { reviewedRecord } from '../support/records.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
@@ -114,18 +114,13 @@ beforeAll(async () => {
   await importRecords(sql, await validateRecords([reviewedRecord(SLUG)], () => SLUG), { approve: true });
   keys = new KeyRepository(sql, { pepper: async () => Buffer.from(PEPPER_HEX, 'hex') });
 
-  const tools = {
-    [FUNCTIONS.search_knowledge]: (await import('../../lambdas/handlers/search-knowledge.ts')).handler,
-    [FUNCTIONS.get_guidance]: (await import('../../lambdas/handlers/get-guidance.ts')).handler,
-    [FUNCTIONS.submit_feedback]: (await import('../../lambdas/handlers/submit-feedback.ts')).handler,
-  } as Record<string, (event: unknown, context: Context) => Promise<unknown>>;
   // The Lambda service: each tool function gets its own 20 s on the same clock.
-  lambda.on(InvokeCommand).callsFake(async (input: { FunctionName: string; Payload: Uint8Array }) => {
-    invocations.push(input.FunctionName);
+  answerInvokes(lambda, await toolEntries(), () => contextFor(TOOL_TIMEOUT_MS), async (name, call) => {
+    invocations.push(name);
     clock.advance(INVOKE_LATENCY_MS);
-    const result = await tools[input.FunctionName]!(JSON.parse(new TextDecoder().decode(input.Payload)), contextFor(TOOL_TIMEOUT_MS));
+    const result = await call();
     clock.advance(INVOKE_LATENCY_MS);
-    return { StatusCode: 200, Payload: new TextEncoder().encode(JSON.stringify(result)) };
+    return result;
   });
   gateway = (await import('../../lambdas/handlers/gateway.ts')).handler as unknown as typeof gateway;
 }, 120_000);

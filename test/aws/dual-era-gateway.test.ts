@@ -7,10 +7,10 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { TOOL_FUNCTIONS, startAwsBackends, type AwsBackends } from '../support/aws-backends.ts';
+import { TOOL_FUNCTIONS, startAwsBackends, type AwsBackends, answerInvokes, toolEntries } from '../support/aws-backends.ts';
 import { GATEWAY_URL, gatewayFetch } from '../support/api-gateway-fetch.ts';
 import { describeDualEra } from '../support/dual-era-suite.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
@@ -36,15 +36,7 @@ beforeAll(async () => {
   await importRecords(sql, await readRecordFiles(STARTER_CORPUS_DIR), { approve: true });
   apiKey = (await new KeyRepository(sql, { pepper: async () => Buffer.from(PEPPER_HEX, 'hex') }).create('dual era', null)).key;
 
-  const tools = {
-    [FUNCTIONS.search_knowledge]: (await import('../../lambdas/handlers/search-knowledge.ts')).handler,
-    [FUNCTIONS.get_guidance]: (await import('../../lambdas/handlers/get-guidance.ts')).handler,
-    [FUNCTIONS.submit_feedback]: (await import('../../lambdas/handlers/submit-feedback.ts')).handler,
-  } as Record<string, (event: unknown, context: Context) => Promise<unknown>>;
-  lambda.on(InvokeCommand).callsFake(async (input: { FunctionName: string; Payload: Uint8Array }) => {
-    const result = await tools[input.FunctionName]!(JSON.parse(new TextDecoder().decode(input.Payload)), context);
-    return { StatusCode: 200, Payload: new TextEncoder().encode(JSON.stringify(result)) };
-  });
+  answerInvokes(lambda, await toolEntries(), () => context);
   entry = (await import('../../lambdas/handlers/gateway.ts')).handler as unknown as typeof entry;
 }, 120_000);
 

@@ -12,12 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { mockClient } from 'aws-sdk-client-mock';
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startAwsBackends, type AwsBackends } from '../support/aws-backends.ts';
+import { toProxyEvent } from '../support/api-gateway-fetch.ts';
+import { startAwsBackends, type AwsBackends, answerInvokes, toolEntries, type LambdaEntry } from '../support/aws-backends.ts';
 import { migrate } from '../../lambdas/storage/migrations.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
@@ -40,38 +41,11 @@ const invocations: string[] = [];
 
 const context = { functionName: 'test', awsRequestId: 'req', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 
-/** What API Gateway's REST proxy integration sends for an HTTP request. */
-async function toEvent(request: Request, sourceIp: string): Promise<APIGatewayProxyEvent> {
-  const url = new URL(request.url);
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
-  request.headers.forEach((value, name) => {
-    headers[name] = value;
-    multiValueHeaders[name] = [value];
-  });
-  headers.Host = 'abc123.execute-api.us-east-1.amazonaws.com';
-  const body = request.method === 'GET' ? null : await request.text();
-  return {
-    httpMethod: request.method,
-    path: url.pathname,
-    resource: url.pathname,
-    headers,
-    multiValueHeaders,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    pathParameters: null,
-    stageVariables: null,
-    body,
-    isBase64Encoded: false,
-    requestContext: { stage: 'v1', domainName: headers.Host, identity: { sourceIp } } as APIGatewayProxyEvent['requestContext'],
-  };
-}
-
 /** A fetch that goes through the gateway Lambda instead of the network. */
 function viaGateway(sourceIp = '198.51.100.7'): typeof fetch {
   return async (input, init) => {
     const request = new Request(input, init);
-    const result = await gateway(await toEvent(request, sourceIp), context);
+    const result = await gateway(await toProxyEvent(request, sourceIp), context);
     const headers = new Headers();
     for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) for (const v of values) headers.append(name, String(v));
     return new Response(result.statusCode === 202 || result.body === '' ? null : result.body, { status: result.statusCode, headers });
@@ -109,18 +83,11 @@ beforeAll(async () => {
   await keys.revoke(revoked.id);
 
   // The Lambda service: hand the serialized payload to the real tool entry.
-  const tools = {
-    [FUNCTIONS.search_knowledge]: (await import('../../lambdas/handlers/search-knowledge.ts')).handler,
-    [FUNCTIONS.get_guidance]: (await import('../../lambdas/handlers/get-guidance.ts')).handler,
-    [FUNCTIONS.submit_feedback]: (await import('../../lambdas/handlers/submit-feedback.ts')).handler,
-    // What `chatctx --remote fn-admin …` invokes.
-    [FUNCTIONS.admin]: (await import('../../lambdas/handlers/admin.ts')).handler,
-  } as Record<string, (event: unknown, context: Context) => Promise<unknown>>;
-  lambda.on(InvokeCommand).callsFake(async (input: { FunctionName: string; Payload: Uint8Array }) => {
-    invocations.push(input.FunctionName);
-    const event = JSON.parse(new TextDecoder().decode(input.Payload));
-    const result = await tools[input.FunctionName]!(event, context);
-    return { StatusCode: 200, Payload: new TextEncoder().encode(JSON.stringify(result)) };
+  // What `chatctx --remote fn-admin …` invokes, beside the tools.
+  const entries = { ...(await toolEntries()), [FUNCTIONS.admin]: (await import('../../lambdas/handlers/admin.ts')).handler as LambdaEntry };
+  answerInvokes(lambda, entries, () => context, (name, call) => {
+    invocations.push(name);
+    return call();
   });
   gateway = (await import('../../lambdas/handlers/gateway.ts')).handler as unknown as typeof gateway;
 }, 120_000);

@@ -15,20 +15,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { exchangeAuthorization, refreshAuthorization, registerClient, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { TOOL_FUNCTIONS, startAwsBackends, type AwsBackends } from '../support/aws-backends.ts';
-import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
-import { migrate } from '../../lambdas/storage/migrations.ts';
+import { TOOL_FUNCTIONS, startAwsBackends, type AwsBackends, answerInvokes, toolEntries } from '../support/aws-backends.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 import { KeyRepository } from '../../lambdas/auth/key-repository.ts';
-import { readSetting } from '../../lambdas/config/settings.ts';
 import { silentLogger } from '../../lambdas/observability/logger.ts';
 import { createGatewayHandler, gatewayDeps, gatewayOAuthRoutes } from '../../lambdas/aws/gateway.ts';
 import { MCP_ACCEPT, authorize, connectWithToken, discoverFrom401, openConsent, type Discovered } from '../support/oauth-flow.ts';
@@ -116,19 +112,10 @@ async function oauthErrorOf(promise: Promise<unknown>): Promise<string> {
 beforeAll(async () => {
   backends = await startAwsBackends({ embeddings: 'none', keyCacheSeconds: '0' });
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: PEPPER_HEX }) });
-  const sql = new DataApiSql({ client: new RDSDataClient({}), resourceArn: readSetting(process.env, 'dbClusterArn'), secretArn: readSetting(process.env, 'dbSecretArn'), database: 'chatctx' });
-  await migrate(sql);
+  const sql = backends.sql;
   await importRecords(sql, await readRecordFiles(STARTER_CORPUS_DIR), { approve: true });
   keys = new KeyRepository(sql, { pepper: async () => Buffer.from(PEPPER_HEX, 'hex') });
-  const tools = {
-    [FUNCTIONS.search_knowledge]: (await import('../../lambdas/handlers/search-knowledge.ts')).handler,
-    [FUNCTIONS.get_guidance]: (await import('../../lambdas/handlers/get-guidance.ts')).handler,
-    [FUNCTIONS.submit_feedback]: (await import('../../lambdas/handlers/submit-feedback.ts')).handler,
-  } as Record<string, (event: unknown, context: Context) => Promise<unknown>>;
-  lambda.on(InvokeCommand).callsFake(async (input: { FunctionName: string; Payload: Uint8Array }) => {
-    const result = await tools[input.FunctionName]!(JSON.parse(new TextDecoder().decode(input.Payload)), context);
-    return { StatusCode: 200, Payload: new TextEncoder().encode(JSON.stringify(result)) };
-  });
+  answerInvokes(lambda, await toolEntries(), () => context);
   const deps = gatewayDeps(process.env, silentLogger);
   handler = createGatewayHandler(deps, gatewayOAuthRoutes(process.env, deps, { fetch: documentFetch }));
 }, 120_000);

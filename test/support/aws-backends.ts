@@ -5,10 +5,13 @@
  * (lib/mcp-functions.ts), by the same setting names, pointing the SDK clients at
  * both. The store is migrated; what goes into it is each test's business.
  *
- * It does not mock Secrets Manager or the Lambda service: each test file owns its
- * `mockClient` for those, since what they answer is what the test is about.
+ * It does not create the Secrets Manager or Lambda mocks: each test file owns its
+ * `mockClient`s. `answerInvokes` routes a file's Lambda mock to the real tool entries.
  */
 import { RDSDataClient } from '@aws-sdk/client-rds-data';
+import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import type { AwsClientStub } from 'aws-sdk-client-mock';
+import type { Context } from 'aws-lambda';
 import { startDataApiFixture, type DataApiFixture } from './data-api-fixture.ts';
 import { createQuotaTable, startDynalite, type Dynalite } from './dynalite.ts';
 import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
@@ -72,4 +75,34 @@ export async function startAwsBackends(overrides: SettingOverrides = {}): Promis
       await dynamo.close();
     },
   };
+}
+
+/** A Lambda entry as the Lambda service calls it. */
+export type LambdaEntry = (event: unknown, context: Context) => Promise<unknown>;
+
+/** The three tools' real Lambda entries, by the function names the gateway invokes. */
+export async function toolEntries(): Promise<Record<string, LambdaEntry>> {
+  return {
+    [TOOL_FUNCTIONS.search_knowledge]: (await import('../../lambdas/handlers/search-knowledge.ts')).handler as LambdaEntry,
+    [TOOL_FUNCTIONS.get_guidance]: (await import('../../lambdas/handlers/get-guidance.ts')).handler as LambdaEntry,
+    [TOOL_FUNCTIONS.submit_feedback]: (await import('../../lambdas/handlers/submit-feedback.ts')).handler as LambdaEntry,
+  };
+}
+
+/**
+ * The Lambda service, at the SDK client boundary: each Invoke hands its serialized
+ * payload to the named entry and returns the entry's answer serialized, as Lambda
+ * does. `around` may wrap each call (count it, spend simulated time).
+ */
+export function answerInvokes(
+  lambda: AwsClientStub<LambdaClient>,
+  entries: Record<string, LambdaEntry>,
+  context: () => Context,
+  around: (name: string, call: () => Promise<unknown>) => Promise<unknown> = (_name, call) => call(),
+): void {
+  lambda.on(InvokeCommand).callsFake(async (input: { FunctionName: string; Payload: Uint8Array }) => {
+    const event = JSON.parse(new TextDecoder().decode(input.Payload)) as unknown;
+    const result = await around(input.FunctionName, () => entries[input.FunctionName]!(event, context()));
+    return { StatusCode: 200, Payload: new TextEncoder().encode(JSON.stringify(result)) };
+  });
 }
