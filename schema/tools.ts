@@ -161,6 +161,8 @@ export const fullGuidanceResultSchema = guidanceResultSchema.extend({
   approved_at: z.string().optional(),
   version_constraints: z.record(z.string(), z.string()).optional(),
   examples: z.string().optional(),
+  /** How agents ask for this record (symptoms, error texts, decisions, acronyms): what retrieval matches, not guidance. */
+  asked_as: z.array(z.string()).optional(),
 });
 export type FullGuidanceResult = z.infer<typeof fullGuidanceResultSchema>;
 

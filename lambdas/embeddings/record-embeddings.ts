@@ -16,6 +16,8 @@ export interface EmbeddableRecord {
   readonly title: string;
   readonly summary: string | null;
   readonly recommendation: string;
+  /** Each phrasing is embedded as a passage of its own (a short text, like the question it matches). */
+  readonly askedAs: readonly string[];
   readonly contentHash: string;
 }
 
@@ -40,15 +42,20 @@ export interface EmbedSummary {
   readonly passages: number;
 }
 
-/** What the sentence encoder reads of a record: title, summary and recommendation. */
-export function passagesOf(record: Pick<EmbeddableRecord, 'title' | 'summary' | 'recommendation'>): string[] {
-  return recordPassages({ title: record.title, body: [record.summary ?? '', record.recommendation] });
+/**
+ * What the sentence encoder reads of a record: title, summary and recommendation in
+ * windows, then each `asked_as` phrasing alone. A record's similarity is its best
+ * passage's, so a question phrased like one of them is matched by that one.
+ */
+export function passagesOf(record: Pick<EmbeddableRecord, 'title' | 'summary' | 'recommendation' | 'askedAs'>): string[] {
+  const asked = record.askedAs.map((phrase) => phrase.trim()).filter((phrase) => phrase !== '');
+  return [...recordPassages({ title: record.title, body: [record.summary ?? '', record.recommendation] }), ...asked];
 }
 
 /** Approved records whose passages are missing or stale for `model` (all of them with `force`). */
 export async function recordsToEmbed(sql: Sql, model: string, options: Pick<EmbedRecordsOptions, 'force' | 'ids'> = {}): Promise<EmbeddableRecord[]> {
-  const rows = await sql.query<{ id: string; title: string; summary: string | null; recommendation: string; content_hash: string }>(
-    `SELECT r.id::text AS id, r.title, r.summary, r.recommendation, r.content_hash
+  const rows = await sql.query<{ id: string; title: string; summary: string | null; recommendation: string; asked_as: string[]; content_hash: string }>(
+    `SELECT r.id::text AS id, r.title, r.summary, r.recommendation, r.asked_as, r.content_hash
        FROM records r
       WHERE r.status = 'approved'
         AND ($2::boolean OR r.embedding_model IS DISTINCT FROM $1 OR r.embedded_hash IS DISTINCT FROM r.content_hash)
@@ -56,8 +63,9 @@ export async function recordsToEmbed(sql: Sql, model: string, options: Pick<Embe
       ORDER BY r.id`,
     // Given ids, only those rows are read (through the primary key), not every approved record.
     [model, options.force ?? false, ...(options.ids ? [JSON.stringify(options.ids)] : [])],
+    { json: ['asked_as'] },
   );
-  return rows.map((r) => ({ id: r.id, title: r.title, summary: r.summary, recommendation: r.recommendation, contentHash: r.content_hash }));
+  return rows.map((r) => ({ id: r.id, title: r.title, summary: r.summary, recommendation: r.recommendation, askedAs: r.asked_as, contentHash: r.content_hash }));
 }
 
 export async function embedRecords(sql: Sql, embedder: Embedder, records: readonly EmbeddableRecord[], options: EmbedRecordsOptions = {}): Promise<EmbedSummary> {

@@ -8,12 +8,18 @@
  *
  * Term frequencies are field-weighted from the record's tsvector labels, a
  * simplified BM25F: a word in the title counts more than one in the rationale.
+ *
+ * The same statements keep `record_phrasings`: each approved record's title and
+ * `asked_as` phrasings, by key, which the duplicates gate looks phrasings up in.
  */
 import type { Sql } from '../ports/sql.ts';
 import { uuidSet } from './record-identifiers.ts';
 
-/** Weight of one occurrence by tsvector label: A title, B summary + recommendation, C rationale, D lists. */
-export const FIELD_WEIGHTS = { A: 2.0, B: 1.0, C: 1.0, D: 0.5 } as const;
+/**
+ * Weight of one occurrence by tsvector label (A title, B summary + recommendation,
+ * C rationale, D lists), and of one in `asked_as` (its own tsvector, `asked_vector`).
+ */
+export const FIELD_WEIGHTS = { A: 2.0, B: 1.0, C: 1.0, D: 0.5, asked: 1.0 } as const;
 
 const WEIGHT_SQL = `CASE w WHEN 'A' THEN ${FIELD_WEIGHTS.A} WHEN 'B' THEN ${FIELD_WEIGHTS.B} WHEN 'C' THEN ${FIELD_WEIGHTS.C} ELSE ${FIELD_WEIGHTS.D} END`;
 
@@ -34,14 +40,27 @@ export async function reindexRecords(tx: Sql, recordIds: readonly string[]): Pro
       WHERE id = 1`,
     [ids],
   );
+  await tx.query(`DELETE FROM record_phrasings WHERE record_id = ANY (${IDS})`, [ids]);
+  await tx.query(
+    `INSERT INTO record_phrasings (phrase, record_id)
+     SELECT DISTINCT chatctx_phrase_key(p.phrase), r.id
+       FROM records r, LATERAL (SELECT r.title AS phrase UNION ALL SELECT jsonb_array_elements_text(r.asked_as)) p
+      WHERE r.id = ANY (${IDS}) AND r.status = 'approved' AND chatctx_phrase_key(p.phrase) <> ''`,
+    [ids],
+  );
   // Lexemes whose df fell to 0 keep their row: a zero df reads exactly like an absent
   // one, and sweeping them would scan the whole table on every change.
   // Put back the approved ones.
   await tx.query(
-    `WITH terms AS (
+    `WITH fields AS (
             SELECT r.id AS record_id, u.lexeme, (SELECT sum(${WEIGHT_SQL}) FROM unnest(u.weights) w) AS tf
               FROM records r, unnest(r.search_vector) u
+             WHERE r.id = ANY (${IDS}) AND r.status = 'approved'
+            UNION ALL
+            SELECT r.id, u.lexeme, ${FIELD_WEIGHTS.asked} * cardinality(u.positions)
+              FROM records r, unnest(r.asked_vector) u
              WHERE r.id = ANY (${IDS}) AND r.status = 'approved'),
+          terms AS (SELECT record_id, lexeme, sum(tf) AS tf FROM fields GROUP BY record_id, lexeme),
           lens AS (SELECT record_id, sum(tf) AS dl FROM terms GROUP BY record_id),
           ins AS (INSERT INTO record_terms (lexeme, record_id, tf, doc_len)
                   SELECT t.lexeme, t.record_id, t.tf, l.dl FROM terms t JOIN lens l USING (record_id)

@@ -1,5 +1,5 @@
 /**
- * The contract's seven quality gates, as pure functions of a candidate record,
+ * The quality gates (the contract's seven, and `asked_as`), as pure functions of a candidate record,
  * the review rules, the source policy and the approved records most like it (found
  * by `similar-records.ts`). Each gate has a stable code, a verdict and a message
  * an owner can act on. A `fail` blocks approval unless the owner overrides that
@@ -10,11 +10,12 @@
  */
 import semver from 'semver';
 import { readSettings, type Environment } from '../config/settings.ts';
-import type { RecordFile } from './record-schema.ts';
+import { ASKED_AS_MAX, ASKED_AS_MAX_CHARS, ASKED_AS_MIN, ASKED_AS_MIN_CHARS, type RecordFile } from './record-schema.ts';
+import { phraseKey, type PhrasingClash } from './phrasings.ts';
 import { judgeSource, type SourcePolicy } from './source-policy.ts';
 import { canonicalTechnology, isKnownTechnology, sameTechnology } from './technology-vocabulary.ts';
 
-export const GATE_CODES = ['evidence', 'source_authority', 'freshness', 'license', 'version_scope', 'duplicates', 'conflicts'] as const;
+export const GATE_CODES = ['evidence', 'source_authority', 'freshness', 'license', 'version_scope', 'duplicates', 'conflicts', 'asked_as'] as const;
 export type GateCode = (typeof GATE_CODES)[number];
 export type Verdict = 'pass' | 'warn' | 'fail';
 
@@ -79,6 +80,8 @@ export interface GateInput {
   readonly rules: ReviewRules;
   readonly policy: SourcePolicy;
   readonly neighbours: readonly Neighbour[];
+  /** Its phrasings (title, `asked_as`) that other records already use. @default none */
+  readonly clashes?: readonly PhrasingClash[];
   readonly now: Date;
 }
 
@@ -180,8 +183,8 @@ function versionScopeGate({ record, policy }: GateInput): GateResult {
   return result('version_scope', problems, 'Every technology is known and every version constraint is a valid semver range.');
 }
 
-function duplicatesGate({ record, neighbours }: GateInput): GateResult {
-  const problems = neighbours
+function duplicatesGate({ record, neighbours, clashes = [] }: GateInput): GateResult {
+  const problems: Problem[] = neighbours
     .filter((n) => n.similarity >= DUPLICATE_SIMILARITY && !record.supersedes.includes(n.slug))
     .map((n) => ({
       verdict: 'fail' as const,
@@ -189,7 +192,47 @@ function duplicatesGate({ record, neighbours }: GateInput): GateResult {
         `Reads as a duplicate of approved record "${n.slug}" (similarity ${n.similarity.toFixed(2)}, limit ${DUPLICATE_SIMILARITY}): ` +
         `revise that record under its own slug, or declare "supersedes": ["${n.slug}"] to replace it.`,
     }));
-  return result('duplicates', problems, `No approved record is as similar as ${DUPLICATE_SIMILARITY}${record.supersedes.length ? ' (superseded records aside)' : ''}.`);
+  for (const clash of clashes) {
+    problems.push({
+      verdict: 'fail',
+      text:
+        `"${clash.phrase}" is already the ${clash.field === 'title' ? 'title' : 'asked_as phrasing'} of record "${clash.slug}": ` +
+        'a question asked in those words would find both; reword it to what only this record answers.',
+    });
+  }
+  return result(
+    'duplicates',
+    problems,
+    `No approved record is as similar as ${DUPLICATE_SIMILARITY}, and no other record uses its title or asked_as phrasings${record.supersedes.length ? ' (superseded records aside)' : ''}.`,
+  );
+}
+
+/**
+ * How agents ask for the record: ASKED_AS_MIN–ASKED_AS_MAX phrasings of
+ * ASKED_AS_MIN_CHARS–ASKED_AS_MAX_CHARS characters, none repeated. A record without
+ * any is publishable (it is found by its own wording only), so that is a warning.
+ */
+function askedAsGate({ record }: GateInput): GateResult {
+  const asked = record.asked_as;
+  if (asked === undefined || asked.length === 0) {
+    return result('asked_as', [{
+      verdict: 'warn',
+      text: `No asked_as: add ${ASKED_AS_MIN}–${ASKED_AS_MAX} phrasings agents use for this (symptoms with exact error texts, decisions, acronyms), or questions in other words will miss it.`,
+    }], '');
+  }
+  const problems: Problem[] = [];
+  if (asked.length < ASKED_AS_MIN || asked.length > ASKED_AS_MAX) {
+    problems.push({ verdict: 'fail', text: `asked_as has ${asked.length} phrasing(s); give ${ASKED_AS_MIN} to ${ASKED_AS_MAX}.` });
+  }
+  asked.forEach((phrase, i) => {
+    if (phrase.length < ASKED_AS_MIN_CHARS || phrase.length > ASKED_AS_MAX_CHARS) {
+      problems.push({ verdict: 'fail', text: `asked_as ${i + 1} has ${phrase.length} characters; keep each phrasing to ${ASKED_AS_MIN_CHARS}–${ASKED_AS_MAX_CHARS}.` });
+    }
+    if (asked.findIndex((other) => phraseKey(other) === phraseKey(phrase)) < i) {
+      problems.push({ verdict: 'fail', text: `asked_as ${i + 1} repeats an earlier phrasing ("${phrase}").` });
+    }
+  });
+  return result('asked_as', problems, `${asked.length} phrasings say how agents ask for it.`);
 }
 
 const NEGATIVE_LEAD = /^(?:(?:you\s+)?(?:should|must)\s+not|do\s+not|don't|never|avoid|stop|disable|refrain|no\s+longer|prefer\s+not)\b/i;
@@ -229,6 +272,7 @@ const GATES: Readonly<Record<GateCode, (input: GateInput) => GateResult>> = {
   version_scope: versionScopeGate,
   duplicates: duplicatesGate,
   conflicts: conflictsGate,
+  asked_as: askedAsGate,
 };
 
 const RANK: Readonly<Record<Verdict, number>> = { pass: 0, warn: 1, fail: 2 };

@@ -1,7 +1,7 @@
 /**
  * Approval with the quality gates in front: an import with `--approve`, `records
  * approve` (a candidate, a deprecated record, or an approved record's pending
- * revision) and the starter corpus all go through `publish`, which runs the seven
+ * revision) and the starter corpus all go through `publish`, which runs the
  * gates (`quality-gates.ts`) on exactly the text that would go public, refuses
  * when a gate fails and the owner has not overridden it with a reason, and stores
  * who approved, the gate report and the overrides with the approved version.
@@ -14,6 +14,7 @@ import { recordFileSchema, type RecordFile } from './record-schema.ts';
 import { GATE_CODES, runGates, type GateCode, type GateReport, type ReviewRules } from './quality-gates.ts';
 import { effectivePolicy } from './source-policy.ts';
 import { similarApprovedRecords } from './similar-records.ts';
+import { phrasingClashes } from './phrasings.ts';
 import { textSet } from './record-identifiers.ts';
 
 export interface Override {
@@ -32,8 +33,8 @@ export interface ReviewOptions {
 /** The gate report of each record against the approved corpus and the store's policy. */
 export async function gateReports(sql: Sql, records: readonly RecordFile[], rules: ReviewRules, now = new Date()): Promise<GateReport[]> {
   if (records.length === 0) return [];
-  const [policy, neighbours] = await Promise.all([effectivePolicy(sql), similarApprovedRecords(sql, records)]);
-  return records.map((record, i) => runGates({ record, rules, policy, neighbours: neighbours[i]!, now }));
+  const [policy, neighbours, clashes] = await Promise.all([effectivePolicy(sql), similarApprovedRecords(sql, records), phrasingClashes(sql, records)]);
+  return records.map((record, i) => runGates({ record, rules, policy, neighbours: neighbours[i]!, clashes: clashes[i]!, now }));
 }
 
 /**

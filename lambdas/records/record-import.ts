@@ -138,7 +138,7 @@ async function planChunk(tx: Sql, records: readonly RecordFile[], approve: boole
 
 /** The columns of a record row, as `jsonb_to_recordset` reads them. */
 const RECORD_SET = `jsonb_to_recordset($1::jsonb) AS x(id uuid, slug text, status text, title text, topic text, task_types text[],
-  summary text, recommendation text, rationale text, conditions jsonb, exceptions jsonb, pitfalls jsonb, verification_checks jsonb,
+  summary text, asked_as jsonb, recommendation text, rationale text, conditions jsonb, exceptions jsonb, pitfalls jsonb, verification_checks jsonb,
   examples text, confidence text, content_hash text, updated_at timestamptz, reviewed_at date, license text, supersedes jsonb, file text)`;
 
 function recordRow(plan: Plan): Record<string, unknown> {
@@ -151,6 +151,7 @@ function recordRow(plan: Plan): Record<string, unknown> {
     topic: r.topic,
     task_types: r.task_types,
     summary: r.summary ?? null,
+    asked_as: r.asked_as ?? [],
     recommendation: r.recommendation,
     rationale: r.rationale ?? null,
     conditions: r.conditions,
@@ -174,10 +175,10 @@ async function applyChunk(tx: Sql, plans: readonly Plan[], options: ImportOption
   const rewrites = of('rewrite');
   if (inserts.length > 0) {
     await tx.query(
-      `INSERT INTO records (id, slug, status, title, topic, task_types, summary, recommendation, rationale, conditions,
+      `INSERT INTO records (id, slug, status, title, topic, task_types, summary, asked_as, recommendation, rationale, conditions,
               exceptions, pitfalls, verification_checks, examples, confidence, content_hash, updated_at, declared_updated_at,
               approved_at, reviewed_at, license, supersedes, file, deprecated_at)
-       SELECT x.id, x.slug, x.status, x.title, x.topic, x.task_types, x.summary, x.recommendation, x.rationale, x.conditions,
+       SELECT x.id, x.slug, x.status, x.title, x.topic, x.task_types, x.summary, x.asked_as, x.recommendation, x.rationale, x.conditions,
               x.exceptions, x.pitfalls, x.verification_checks, x.examples, x.confidence, x.content_hash,
               coalesce(x.updated_at, now()), x.updated_at, CASE WHEN x.status = 'approved' THEN now() END,
               x.reviewed_at, x.license, x.supersedes, x.file, CASE WHEN x.status = 'deprecated' THEN now() END
@@ -225,7 +226,7 @@ export async function setStatuses(tx: Sql, changes: readonly { id: string; statu
 async function rewriteRecords(tx: Sql, rewrites: readonly Plan[]): Promise<void> {
   await tx.query(
     `UPDATE records r SET slug = x.slug, status = x.status, title = x.title, topic = x.topic, task_types = x.task_types,
-            summary = x.summary, recommendation = x.recommendation, rationale = x.rationale, conditions = x.conditions,
+            summary = x.summary, asked_as = x.asked_as, recommendation = x.recommendation, rationale = x.rationale, conditions = x.conditions,
             exceptions = x.exceptions, pitfalls = x.pitfalls, verification_checks = x.verification_checks, examples = x.examples,
             confidence = x.confidence, content_hash = x.content_hash, updated_at = coalesce(x.updated_at, now()),
             declared_updated_at = x.updated_at, reviewed_at = x.reviewed_at, license = x.license, supersedes = x.supersedes,

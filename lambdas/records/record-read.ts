@@ -30,6 +30,8 @@ export interface StoredRecord {
   topic: string;
   task_types: string[];
   summary: string | null;
+  /** How agents ask for it (never shown in search results; get_guidance at detail "full" only). */
+  asked_as: string[];
   recommendation: string;
   rationale: string | null;
   conditions: string[];
@@ -47,7 +49,7 @@ export interface StoredRecord {
 
 /** The columns and aggregated children every record read selects (alias `r`). */
 const RECORD_COLUMNS = `
-  r.id::text AS id, r.slug, r.status, r.title, r.topic, r.task_types, r.summary, r.recommendation,
+  r.id::text AS id, r.slug, r.status, r.title, r.topic, r.task_types, r.summary, r.asked_as, r.recommendation,
   r.rationale, r.conditions, r.exceptions, r.pitfalls, r.verification_checks, r.examples, r.confidence,
   r.content_version, r.updated_at, r.approved_at,
   (SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
@@ -59,7 +61,7 @@ const RECORD_COLUMNS = `
      FROM record_sources s WHERE s.record_id = r.id) AS sources`;
 
 /** The jsonb columns of `RECORD_COLUMNS`, which the Sql adapter returns parsed. */
-const JSON_COLUMNS = ['conditions', 'exceptions', 'pitfalls', 'verification_checks', 'applies_to', 'sources'] as const;
+const JSON_COLUMNS = ['asked_as', 'conditions', 'exceptions', 'pitfalls', 'verification_checks', 'applies_to', 'sources'] as const;
 
 async function selectApproved(sql: Sql, condition: string, params: readonly string[]): Promise<StoredRecord[]> {
   return sql.query<StoredRecord>(`SELECT ${RECORD_COLUMNS} FROM records r WHERE r.status = 'approved' AND ${condition}`, params, {

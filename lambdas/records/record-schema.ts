@@ -14,6 +14,12 @@ const list = (max: number) => z.array(text(1000)).max(max).default([]);
 export const RECORD_STATUSES = ['candidate', 'approved', 'deprecated'] as const;
 export type RecordStatus = (typeof RECORD_STATUSES)[number];
 
+/** Phrasings per record the `asked_as` gate accepts, and the characters of one. */
+export const ASKED_AS_MIN = 3;
+export const ASKED_AS_MAX = 10;
+export const ASKED_AS_MIN_CHARS = 3;
+export const ASKED_AS_MAX_CHARS = 200;
+
 export const APPLIES_TO_KINDS = [
   'language', 'framework', 'library', 'runtime', 'database',
   'platform', 'protocol', 'standard', 'tool',
@@ -42,6 +48,15 @@ export const recordFileSchema = z.strictObject({
     )
     .max(20)
     .default([]),
+  /**
+   * How agents ask for this record: symptoms as they see them (exact error messages
+   * included), decision phrasings, and the acronyms and synonyms its subject goes by.
+   * Searched as its own field and embedded as its own passages; shown by get_guidance
+   * at detail "full" only. The quality gates hold it to ASKED_AS_MIN–ASKED_AS_MAX
+   * items; the schema only bounds it. Absent rather than empty by default, so a record
+   * written before the field existed keeps its content hash.
+   */
+  asked_as: z.array(text(ASKED_AS_MAX_CHARS * 2)).max(ASKED_AS_MAX * 2).optional(),
   conditions: list(20),
   exceptions: list(20),
   pitfalls: list(20),

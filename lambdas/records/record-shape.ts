@@ -17,7 +17,8 @@ export const BRIEF_LIST_ITEMS = 2;
  * brief: every field the contract's result shape requires, with each list cut to
  * its first `BRIEF_LIST_ITEMS` items (the owner orders them most important first)
  * and sources without excerpts; standard: adds the reasoning, whole lists and
- * evidence; full (get_guidance): adds review metadata, version map and examples.
+ * evidence; full (get_guidance): adds review metadata, version map, examples and
+ * the phrasings the record is asked by (`asked_as`), which only serve retrieval.
  */
 export function shapeRecord(record: StoredRecord, detail: 'brief' | 'standard'): GuidanceResult;
 export function shapeRecord(record: StoredRecord, detail: 'full'): FullGuidanceResult;
@@ -58,5 +59,6 @@ export function shapeRecord(record: StoredRecord, detail: Detail): GuidanceResul
     approved_at: optional(record.approved_at),
     version_constraints: versionConstraints,
     examples: optional(record.examples),
+    asked_as: record.asked_as.length > 0 ? record.asked_as : undefined,
   };
 }

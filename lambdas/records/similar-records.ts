@@ -118,3 +118,4 @@ export async function similarApprovedRecords(sql: Sql, records: readonly RecordF
   }
   return out;
 }
+

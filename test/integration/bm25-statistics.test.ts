@@ -1,7 +1,8 @@
 /**
  * The BM25 side tables must always equal statistics recomputed from scratch over
- * the approved records, whatever happened to the records: added, changed,
- * approved, deprecated.
+ * the approved records (their weighted tsvector and their `asked_as` phrasings),
+ * whatever happened to the records: added, changed, approved, deprecated; and the
+ * phrasings the duplicates gate looks up must be exactly the approved records'.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
@@ -28,12 +29,17 @@ const record = (slug: string, recommendation: string, extra: Record<string, unkn
     () => slug,
   );
 
-/** Statistics recomputed from the tsvectors of approved records. */
+/** Statistics recomputed from the tsvectors of approved records: the weighted fields, plus asked_as at its own weight. */
 async function fromScratch() {
   const weight = `CASE w WHEN 'A' THEN ${FIELD_WEIGHTS.A} WHEN 'B' THEN ${FIELD_WEIGHTS.B} WHEN 'C' THEN ${FIELD_WEIGHTS.C} ELSE ${FIELD_WEIGHTS.D} END`;
   const terms = await store.sql.query<{ lexeme: string; record_id: string; tf: number }>(
-    `SELECT u.lexeme, r.id::text AS record_id, (SELECT sum(${weight}) FROM unnest(u.weights) w)::real AS tf
-       FROM records r, unnest(r.search_vector) u WHERE r.status = 'approved' ORDER BY 1, 2`,
+    `SELECT lexeme, record_id, sum(tf)::real AS tf FROM (
+       SELECT u.lexeme, r.id::text AS record_id, (SELECT sum(${weight}) FROM unnest(u.weights) w) AS tf
+         FROM records r, unnest(r.search_vector) u WHERE r.status = 'approved'
+       UNION ALL
+       SELECT u.lexeme, r.id::text, ${FIELD_WEIGHTS.asked} * array_length(u.positions, 1)
+         FROM records r, unnest(r.asked_vector) u WHERE r.status = 'approved') f
+      GROUP BY 1, 2 ORDER BY 1, 2`,
   );
   const df = new Map<string, number>();
   for (const t of terms) df.set(t.lexeme, (df.get(t.lexeme) ?? 0) + 1);
@@ -59,7 +65,20 @@ async function expectConsistent() {
   expect(actual.totalLen).toBeCloseTo(expected.totalLen, 3);
   expect(actual.df).toEqual(expected.df);
   expect(actual.terms.map((t) => [t.lexeme, t.record_id, Number(t.tf)])).toEqual(expected.terms.map((t) => [t.lexeme, t.record_id, Number(t.tf)]));
+  expect(await phrasings()).toEqual(await phrasingsFromScratch());
 }
+
+/** The phrasing keys kept for the duplicates gate, and the same computed from the approved records. */
+const phrasings = async () =>
+  (await store.sql.query<{ p: string }>("SELECT phrase || ' ' || record_id AS p FROM record_phrasings ORDER BY 1")).map((r) => r.p);
+const phrasingsFromScratch = async () =>
+  (
+    await store.sql.query<{ p: string }>(
+      `SELECT DISTINCT chatctx_phrase_key(x.t) || ' ' || r.id AS p
+         FROM records r, LATERAL (SELECT r.title AS t UNION ALL SELECT jsonb_array_elements_text(r.asked_as)) x
+        WHERE r.status = 'approved' ORDER BY 1`,
+    )
+  ).map((r) => r.p);
 
 const df = async (lexeme: string) =>
   (await store.sql.query<{ df: number }>('SELECT df FROM term_stats WHERE lexeme = $1', [lexeme]))[0]?.df ?? 0;
@@ -96,6 +115,16 @@ describe('BM25 statistics', () => {
     await importRecords(store.sql, await record('two', 'Wombats like cursors instead.'), { approve: true });
     expect(await df('quokka')).toBe(1);
     expect(await df('wombat')).toBe(1);
+    await expectConsistent();
+  });
+
+  it('follow a change to asked_as alone, which counts at its own weight', async () => {
+    await importRecords(store.sql, await record('two', 'Wombats like cursors instead.', { asked_as: ['numbat pagination stalls', 'bilby cursor drift', 'quoll offset'] }), {
+      approve: true,
+    });
+    expect(await df('numbat')).toBe(1);
+    const [row] = await store.sql.query<{ tf: number }>("SELECT tf FROM record_terms t JOIN records r ON r.id = t.record_id WHERE r.slug = 'two' AND t.lexeme = 'numbat'");
+    expect(Number(row!.tf)).toBe(FIELD_WEIGHTS.asked);
     await expectConsistent();
   });
 

@@ -25,15 +25,17 @@ function wordsFor(slug: string, count: number): string[] {
 
 const today = () => new Date().toISOString().slice(0, 10);
 
-/** A record that passes all seven gates; `extra` replaces any field. */
+/** A record that passes every gate; `extra` replaces any field. */
 export function reviewedRecord(slug: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const w = wordsFor(slug, 12);
+  const w = wordsFor(slug, 15);
   return {
     slug,
     title: `Guard ${w[0]} ${w[1]} ${w[2]} jobs`,
     topic: 'reliability',
     task_types: ['build'],
     summary: `${w[3]} ${w[4]} ${w[5]} stalls when the ${w[6]} service never answers.`,
+    // Each names the slug, so no two fixtures ever ask alike (the duplicates gate refuses that).
+    asked_as: [`${slug} ${w[12]} hangs forever`, `should ${slug} ${w[13]} calls time out`, `${w[14]} ${slug} never answers`],
     recommendation: `Put a deadline on every ${w[7]} ${w[8]} call the ${w[9]} ${w[10]} ${w[11]} worker makes.`,
     applies_to: [{ kind: 'runtime', name: 'Node.js', version_constraint: '>=18' }],
     confidence: 'medium',

@@ -1,5 +1,5 @@
 /**
- * The seven gates' rules and thresholds, on records built in the test: where each
+ * The gates' rules and thresholds, on records built in the test: where each
  * verdict flips, and what the owner is told.
  */
 import { describe, expect, it } from 'vitest';
@@ -14,13 +14,14 @@ import {
 } from '../../lambdas/records/quality-gates.ts';
 import { recordFileSchema, type RecordFile } from '../../lambdas/records/record-schema.ts';
 import { REPO_POLICY, judgeSource, mergePolicy } from '../../lambdas/records/source-policy.ts';
+import type { PhrasingClash } from '../../lambdas/records/phrasings.ts';
 import { reviewedRecord } from '../support/records.ts';
 
 const RULES: ReviewRules = { freshnessWarnMonths: 18, freshnessFailMonths: 36, excerptMaxWords: 50, defaultLicense: 'CC-BY-4.0' };
 const NOW = new Date('2026-12-01T12:00:00Z');
 const record = (extra: Record<string, unknown> = {}): RecordFile => recordFileSchema.parse(reviewedRecord('gate-probe', { reviewed_at: '2026-11-01', ...extra }));
-const gate = (code: GateCode, r: RecordFile, neighbours: Neighbour[] = [], rules = RULES) =>
-  runGates({ record: r, rules, policy: REPO_POLICY, neighbours, now: NOW }).gates.find((g) => g.code === code)!;
+const gate = (code: GateCode, r: RecordFile, neighbours: Neighbour[] = [], rules = RULES, clashes: PhrasingClash[] = []) =>
+  runGates({ record: r, rules, policy: REPO_POLICY, neighbours, clashes, now: NOW }).gates.find((g) => g.code === code)!;
 const neighbour = (similarity: number, extra: Partial<Neighbour> = {}): Neighbour => ({
   id: '00000000-0000-4000-8000-000000000001',
   slug: 'approved-one',
@@ -36,7 +37,28 @@ describe('quality gates', () => {
   it('passes a well-formed record on every gate', () => {
     const report = runGates({ record: record(), rules: RULES, policy: REPO_POLICY, neighbours: [], now: NOW });
     expect(report.verdict).toBe('pass');
-    expect(report.gates.map((g) => g.code)).toEqual(['evidence', 'source_authority', 'freshness', 'license', 'version_scope', 'duplicates', 'conflicts']);
+    expect(report.gates.map((g) => g.code)).toEqual(['evidence', 'source_authority', 'freshness', 'license', 'version_scope', 'duplicates', 'conflicts', 'asked_as']);
+  });
+
+  it('asked_as: 3 to 10 phrasings of 3 to 200 characters, none repeated; none at all only warns', () => {
+    const three = ['pool hangs under load', 'should the pool have a maximum', 'FATAL: sorry, too many clients already'];
+    expect(gate('asked_as', record({ asked_as: three })).verdict).toBe('pass');
+    expect(gate('asked_as', record({ asked_as: undefined }))).toMatchObject({ verdict: 'warn', message: expect.stringMatching(/No asked_as/) });
+    expect(gate('asked_as', record({ asked_as: three.slice(0, 2) }))).toMatchObject({ verdict: 'fail', message: expect.stringMatching(/2 phrasing\(s\); give 3 to 10/) });
+    const eleven = Array.from({ length: 11 }, (_, i) => `phrasing number ${i}`);
+    expect(gate('asked_as', record({ asked_as: eleven })).verdict).toBe('fail');
+    expect(gate('asked_as', record({ asked_as: [...three, 'ab'] })).message).toMatch(/asked_as 4 has 2 characters/);
+    expect(gate('asked_as', record({ asked_as: [...three, 'x'.repeat(201)] })).message).toMatch(/asked_as 4 has 201 characters/);
+    expect(gate('asked_as', record({ asked_as: [...three, 'Pool hangs, under load!'] })).message).toMatch(/asked_as 4 repeats an earlier phrasing/);
+  });
+
+  it("duplicates: a phrasing that is another record's title or asked_as fails, naming that record", () => {
+    const clash: PhrasingClash = { phrase: 'pool hangs under load', slug: 'bound-connection-pools', field: 'asked_as' };
+    expect(gate('duplicates', record(), [], RULES, [clash])).toMatchObject({
+      verdict: 'fail',
+      message: expect.stringMatching(/"pool hangs under load" is already the asked_as phrasing of record "bound-connection-pools"/),
+    });
+    expect(gate('duplicates', record(), [], RULES, [{ ...clash, field: 'title' }]).message).toMatch(/already the title of record/);
   });
 
   it('evidence: an excerpt must be there and long enough, and some source must support', () => {
