@@ -20,6 +20,7 @@ import type { RecordFile } from '../../lambdas/records/record-schema.ts';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { embedRecords, recordsToEmbed, type EmbedProgress } from '../../lambdas/embeddings/record-embeddings.ts';
 import { rankCandidates, DENSE_WEIGHT, type QueryVector, type RankMode } from '../../lambdas/retrieval/rank.ts';
+import { DEFAULT_SYNONYMS } from '../../lambdas/records/query-synonyms.ts';
 import { embedQuery } from '../../lambdas/retrieval/query-embedding.ts';
 import type { Sql } from '../../lambdas/ports/sql.ts';
 import { searchKnowledge, type SearchDeps } from '../../lambdas/retrieval/search-service.ts';
@@ -274,7 +275,7 @@ async function rankQueries(ctx: EvalContext): Promise<RankedRuns> {
         const t = performance.now();
         let vector: QueryVector | undefined;
         if (mode !== 'keyword') vector = (await embedQuery(ctx.deps, query.text)).vector;
-        const ranked = await rankCandidates(ctx.sql, query.text, vector, { mode, filter: {}, pool: POOL });
+        const ranked = await rankCandidates(ctx.sql, query.text, vector, { mode, filter: {}, pool: POOL, synonyms: DEFAULT_SYNONYMS });
         latencies.get(mode)!.push(performance.now() - t);
         if (vector && !vectors.has(query.id)) vectors.set(query.id, await asLiteral(ctx.sql, vector));
         runs.get(mode)!.set(query.id, ranked.candidates.map((c) => ctx.docOf.get(c.id)!));
@@ -375,7 +376,7 @@ async function sweepWeights(ctx: EvalContext, vectors: ReadonlyMap<string, Query
   for (const weight of weights) {
     const run = new Map<string, string[]>();
     for (const query of ctx.queries) {
-      const ranked = await rankCandidates(ctx.sql, query.text, vectors.get(query.id), { mode: 'hybrid', filter: {}, pool: POOL, denseWeight: weight });
+      const ranked = await rankCandidates(ctx.sql, query.text, vectors.get(query.id), { mode: 'hybrid', filter: {}, pool: POOL, denseWeight: weight, synonyms: DEFAULT_SYNONYMS });
       run.set(query.id, ranked.candidates.map((c) => ctx.docOf.get(c.id)!));
     }
     sweep.push({

@@ -1,13 +1,15 @@
 /**
  * Candidate retrieval for one query, in one statement (`chatctx_candidates`,
- * schema/002_search_functions.sql):
+ * schema/005_asked_as_and_relevance.sql):
  *
  * - Keyword: Okapi BM25 computed in SQL from the side tables `records/bm25-index.ts`
  *   maintains, with OR semantics (any query word can match). Postgres' own
  *   `ts_rank` has no inverse document frequency, and `plainto_tsquery` demands
  *   every word, so neither ranks free-text decisions well (measured on SciFact:
  *   ts_rank 0.57, AND-query 0.07 nDCG@10, against 0.68 for BM25). The query is
- *   analysed with the same `english` configuration as the records.
+ *   analysed with the same `english` configuration as the records; the groups of
+ *   `query-analysis.ts` weight their words, and each hit reports which query
+ *   lexemes it contains, so that `coverage.ts` can judge the match.
  * - Dense: pgvector HNSW (cosine) over `record_passages`; a record's similarity is
  *   its best passage's. HNSW returns at most `ef_search` rows (40 by default), so
  *   the function raises it to the number of passages requested.
@@ -22,20 +24,11 @@
  * `vectorMissing`, with nothing searched: the caller embeds the query and asks again.
  */
 import type { Sql } from '../ports/sql.ts';
+import type { QueryGroup } from './query-analysis.ts';
 
 /** BM25 parameters: Anserini's defaults for BEIR (k1 0.9, b 0.4). */
 const BM25_K1 = 0.9;
 const BM25_B = 0.4;
-
-/**
- * Weight of a query word no record contains, in the query's IDF mass (relative to
- * the IDF such a word would have). A word the corpus has never seen ("matplotlib",
- * "sourdough", "Istio") mostly means the question is about something it does not
- * cover, so it lowers coverage by more than a known rare word would. 1.5 was chosen
- * with the relevance policy on the tune half of the evaluation set (0.5, 1 and 2
- * measured too; see `RELEVANCE` in search-service.ts).
- */
-const ABSENT_TERM_WEIGHT = 1.5;
 
 /** A query's embedding: by its cache key, as a literal, or a literal to store under a key. */
 export type QueryVector = { readonly cacheKey: string; readonly literal?: string } | { readonly literal: string; readonly cacheKey?: undefined };
@@ -48,8 +41,10 @@ export interface CandidateFilter {
 export interface KeywordHit {
   readonly id: string;
   readonly score: number;
-  /** IDF mass of the query lexemes this record contains. */
-  readonly matchedIdf: number;
+  /** The query lexemes this record contains. */
+  readonly matched: readonly string[];
+  /** The largest share of one of its phrasings (title, an asked_as item) the query contains, by IDF mass. */
+  readonly phrase: number;
 }
 
 export interface VectorHit {
@@ -58,12 +53,20 @@ export interface VectorHit {
   readonly similarity: number;
 }
 
+/** The query as the index sees it: each lexeme's IDF and document frequency, and each group's lexemes. */
+export interface QueryTerms {
+  readonly lexemes: ReadonlyMap<string, { readonly idf: number; readonly df: number }>;
+  /** `groups[i]`: the lexemes of the i-th group given to the search. */
+  readonly groups: readonly (readonly string[])[];
+  /** Approved records the index holds. */
+  readonly records: number;
+}
+
 export interface Candidates {
   /** The vector was named by a cache key the cache does not hold: nothing was searched. */
   readonly vectorMissing: boolean;
   readonly keyword: readonly KeywordHit[];
-  /** IDF mass of every query lexeme; lexemes no record contains count at ABSENT_TERM_WEIGHT. */
-  readonly queryIdf: number;
+  readonly terms: QueryTerms;
   /** Records that matched at least one lexeme (before the limit). */
   readonly keywordCandidates: number;
   readonly dense: readonly VectorHit[];
@@ -77,27 +80,39 @@ export interface CandidateOptions {
   readonly pool: number;
   /** Whether to run the keyword side (the dense-only evaluation mode does not). */
   readonly keyword: boolean;
-  /** Overrides ABSENT_TERM_WEIGHT (evaluation sweeps only). */
-  readonly absentWeight?: number;
+}
+
+/** The text the keyword side searches and the weighted groups of it (query-analysis.ts). */
+export interface KeywordQuery {
+  readonly text: string;
+  readonly groups: readonly QueryGroup[];
 }
 
 interface Row {
-  kind: 'keyword' | 'dense' | 'similarity' | 'no_vector';
+  kind: 'keyword' | 'terms' | 'dense' | 'similarity' | 'no_vector';
   id: string | null;
-  score: number;
-  matched_idf: number | null;
-  candidates: number | null;
-  query_idf: number | null;
+  score: number | null;
+  detail: unknown;
 }
 
-export async function searchCandidates(sql: Sql, query: string, vector: QueryVector | undefined, options: CandidateOptions): Promise<Candidates> {
+interface TermsDetail {
+  lexemes: [string, number, number][];
+  groups: string[][];
+  candidates: number;
+  n: number;
+}
+
+const NO_TERMS: QueryTerms = { lexemes: new Map(), groups: [], records: 0 };
+
+export async function searchCandidates(sql: Sql, query: KeywordQuery, vector: QueryVector | undefined, options: CandidateOptions): Promise<Candidates> {
   const technologies = options.filter.technologies;
   // More passages than records: several passages of one record can fill the top.
   const passages = Math.max(40, options.pool * 2);
   const rows = await sql.query<Row>(
-    'SELECT * FROM chatctx_candidates($1, $2::vector, $3, $4::jsonb, $5::int, $6::int, $7::float8, $8::float8, $9::float8, $10::boolean)',
+    'SELECT * FROM chatctx_candidates($1, $2::jsonb, $3::vector, $4, $5::jsonb, $6::int, $7::int, $8::float8, $9::float8, $10::boolean)',
     [
-      query,
+      query.text,
+      JSON.stringify(query.groups.map((g) => ({ text: g.text, weight: g.weight }))),
       vector?.literal ?? null,
       vector?.cacheKey ?? null,
       technologies && technologies.length > 0 ? JSON.stringify(technologies) : null,
@@ -105,27 +120,35 @@ export async function searchCandidates(sql: Sql, query: string, vector: QueryVec
       passages,
       BM25_K1,
       BM25_B,
-      options.absentWeight ?? ABSENT_TERM_WEIGHT,
       options.keyword,
     ],
+    { json: ['detail'] },
   );
   const keyword: KeywordHit[] = [];
   const dense: VectorHit[] = [];
   const similarities = new Map<string, number>();
-  let queryIdf = 0;
+  let terms = NO_TERMS;
   let keywordCandidates = 0;
   let vectorMissing = false;
   for (const row of rows) {
     if (row.kind === 'no_vector') vectorMissing = true;
-    else if (row.kind === 'keyword') {
-      queryIdf = Number(row.query_idf ?? 0);
-      keywordCandidates = Number(row.candidates ?? 0);
-      if (row.id !== null) keyword.push({ id: row.id, score: Number(row.score), matchedIdf: Number(row.matched_idf) });
-    } else if (row.kind === 'dense') dense.push({ id: row.id!, similarity: Number(row.score) });
+    else if (row.kind === 'terms') {
+      const detail = row.detail as TermsDetail;
+      terms = {
+        lexemes: new Map(detail.lexemes.map(([lexeme, idf, df]) => [lexeme, { idf: Number(idf), df: Number(df) }])),
+        groups: detail.groups,
+        records: Number(detail.n),
+      };
+      keywordCandidates = Number(detail.candidates);
+    } else if (row.kind === 'keyword') {
+      const detail = row.detail as { matched: string[]; phrase: number };
+      keyword.push({ id: row.id!, score: Number(row.score), matched: detail.matched, phrase: Number(detail.phrase) });
+    }
+    else if (row.kind === 'dense') dense.push({ id: row.id!, similarity: Number(row.score) });
     else similarities.set(row.id!, Number(row.score));
   }
   // UNION ALL keeps each side's order in practice, not by promise: restore it.
   keyword.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
   dense.sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : 1));
-  return { vectorMissing, keyword, queryIdf, keywordCandidates, dense, similarities };
+  return { vectorMissing, keyword, terms, keywordCandidates, dense, similarities };
 }

@@ -17,12 +17,14 @@ import type { RoleCredentials } from '../ports/secrets.ts';
 /** What each function's statements need, as `GRANT <privilege> TO <role>` without the role. */
 const PRIVILEGES = {
   /**
-   * search_knowledge: read guidance and retrieval tables, write analytics and the
-   * query-embedding cache, and delete analytics past their retention (by age only:
-   * it may read no column of search_events but the time).
+   * search_knowledge: read guidance and retrieval tables (with the owner's synonyms and
+   * the calibrated relevance profiles), write analytics and the query-embedding cache,
+   * and delete analytics past their retention (by age only: it may read no column of
+   * search_events but the time).
    */
   search: [
     'SELECT ON records, record_applies_to, record_sources, record_terms, term_stats, corpus_stats, record_passages',
+    'SELECT ON query_synonyms, relevance_profiles',
     'SELECT, INSERT, UPDATE ON embedding_cache',
     'INSERT ON search_events',
     'SELECT (created_at), DELETE ON search_events',

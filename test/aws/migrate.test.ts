@@ -44,7 +44,7 @@ afterAll(async () => {
 describe('migrate', () => {
   it('applies the schema and the roles, then applies nothing new on the next deploy', async () => {
     const first = await runMigrations(sql, SCHEMA_DIR, secrets);
-    expect(first.Data.applied).toBe('001_initial,002_search_functions,003_owner_review,004_oauth');
+    expect(first.Data.applied).toBe('001_initial,002_search_functions,003_owner_review,004_oauth,005_asked_as_and_relevance');
     expect(first.Data.roles.split(',').sort()).toEqual(Object.keys(ROLE_GRANTS).sort());
     const second = await runMigrations(sql, SCHEMA_DIR, secrets);
     expect(second.Data.applied).toBe('none');
@@ -56,7 +56,7 @@ describe('migrate', () => {
     await sql.transaction(async (tx) => {
       await tx.query('SET LOCAL ROLE chatctx_search');
       const vector = { cacheKey: key, literal: vectorLiteral(new Float32Array(512).fill(1 / Math.sqrt(512))) };
-      const found = await searchCandidates(tx, 'retry transient failures', vector, { filter: { technologies: ['Node.js'] }, pool: 10, keyword: true });
+      const found = await searchCandidates(tx, { text: 'retry transient failures', groups: [] }, vector, { filter: { technologies: ['Node.js'] }, pool: 10, keyword: true });
       expect(found.keyword).toEqual([]);
       expect(await new SearchCache().current(tx)).toBeGreaterThanOrEqual(0);
     });
@@ -73,6 +73,11 @@ describe('migrate', () => {
     expect(await canColumn('chatctx_search', 'search_events', 'created_at', 'SELECT')).toBe(true);
     expect(await canColumn('chatctx_search', 'search_events', 'query_hash', 'SELECT')).toBe(false);
     expect(await can('chatctx_search', 'embedding_cache', 'INSERT')).toBe(true);
+    // …reads the owner's synonyms and the calibrated relevance profiles, and cannot change them.
+    expect(await can('chatctx_search', 'query_synonyms', 'SELECT')).toBe(true);
+    expect(await can('chatctx_search', 'relevance_profiles', 'SELECT')).toBe(true);
+    expect(await can('chatctx_search', 'relevance_profiles', 'INSERT')).toBe(false);
+    expect(await can('chatctx_search', 'query_synonyms', 'DELETE')).toBe(false);
     expect(await can('chatctx_search', 'records', 'UPDATE')).toBe(false);
     expect(await can('chatctx_search', 'api_keys', 'SELECT')).toBe(false);
     expect(await can('chatctx_search', 'feedback', 'INSERT')).toBe(false);
