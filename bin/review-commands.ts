@@ -202,27 +202,47 @@ function registerReading(records: Command, { admin, print }: CliTools): void {
 }
 
 function registerPolicy(program: Command, { admin, print }: CliTools): void {
-  const policy = program.command('policy').description("the store's additions to the source policy (guidance/policy/source-policy.json) and the technology vocabulary");
+  const policy = program
+    .command('policy')
+    .description("the store's additions to the source policy (guidance/policy/source-policy.json), the technology vocabulary and the query synonyms");
   type Entry = { kind: string; value: string; note: string | null };
+  type Synonym = { term: string; expansions: string[] };
   const shown = (added: Entry[]) => (added.length === 0 ? 'No additions; the repository policy applies as is.' : added.map((e) => `${e.kind}  ${e.value}${e.note ? `  (${e.note})` : ''}`).join('\n'));
+  const synonymLines = (added: Synonym[]) => added.map((s) => `synonym  ${s.term} → ${s.expansions.map((e) => `"${e}"`).join(', ')}`);
   policy
     .command('list')
-    .description('the additions in this store (--json: the whole effective policy too)')
+    .description('the additions in this store, and the synonyms applied to queries (--json: the whole effective policy and every default synonym too)')
     .action(async () => {
-      const result = await admin<{ added: Entry[] }>({ op: 'policy.list' });
-      print(shown(result.added), result);
+      const result = await admin<{ added: Entry[]; synonyms: { defaults: Record<string, string[]>; added: Synonym[] } }>({ op: 'policy.list' });
+      const defaults = Object.keys(result.synonyms.defaults).length;
+      const lines = [
+        shown(result.added),
+        ...synonymLines(result.synonyms.added),
+        `${defaults} default synonyms (guidance/policy/synonyms.json)${result.synonyms.added.length ? `; ${result.synonyms.added.length} added in this store` : ''}.`,
+      ];
+      print(lines.join('\n'), result);
     });
   const change = (kind: 'authoritative' | 'blocked' | 'technology', value: string, note?: string, remove = false) =>
     admin<{ added: Entry[] }>({ op: 'policy.change', kind, value, note, remove }).then((r) => print(shown(r.added), r));
+  const synonym = (term: string, expansions: string[] | undefined, remove: boolean) =>
+    admin<{ synonyms: Synonym[] }>({ op: 'policy.synonym', term, expansions, remove }).then((r) =>
+      print(r.synonyms.length === 0 ? 'No synonyms added in this store; the defaults apply.' : synonymLines(r.synonyms).join('\n'), r),
+    );
   policy.command('trust').description('treat a host as authoritative').argument('<host>').option('--note <publisher>').action((h: string, o: { note?: string }) => change('authoritative', h, o.note));
   policy.command('block').description('fail sources on a host').argument('<host>').requiredOption('--reason <text>').action((h: string, o: { reason: string }) => change('blocked', h, o.reason));
   policy.command('add-technology').description('add a technology name to the vocabulary').argument('<name>').action((n: string) => change('technology', n));
   policy
+    .command('add-synonym')
+    .description('search a term together with its expansions in every question (replaces a default for the same term)')
+    .argument('<term>', 'a word or phrase, matched as whole words in any case')
+    .argument('<expansions...>', 'what it also means, e.g. "cross-site scripting"')
+    .action((term: string, expansions: string[]) => synonym(term, expansions, false));
+  policy
     .command('remove')
     .description('drop an addition')
-    .argument('<kind>', 'authoritative, blocked or technology')
+    .argument('<kind>', 'authoritative, blocked, technology or synonym')
     .argument('<value>')
-    .action((kind: string, value: string) => change(kind as 'technology', value, undefined, true));
+    .action((kind: string, value: string) => (kind === 'synonym' ? synonym(value, undefined, true) : change(kind as 'technology', value, undefined, true)));
 }
 
 /**
@@ -236,8 +256,47 @@ export function recordVersionArgs(argv: readonly string[]): string[] {
   return argv.map((arg, i) => (i > records + 1 && arg === '--version' ? '--record-version' : arg.startsWith('--version=') && i > records + 1 ? arg.replace('--version=', '--record-version=') : arg));
 }
 
+interface ProfileView {
+  profile: string;
+  threshold: number;
+  minShareOfTop: number;
+  calibrated: boolean;
+  embedder: { model: string; dimensions: number } | null;
+  fitted?: { at?: string; questions?: number };
+}
+
+function registerRelevance(program: Command, { admin, print }: CliTools): void {
+  const relevance = program
+    .command('relevance')
+    .description('the relevance profiles that decide what search_knowledge shows (fit them with `npm run eval:guidance -- --calibrate`)');
+  const line = (p: ProfileView, source: string) =>
+    `${p.profile.padEnd(8)}  ${source.padEnd(7)}  threshold ${p.threshold}  tail ${p.minShareOfTop}  ` +
+    `${p.calibrated ? `calibrated${p.embedder ? ` on ${p.embedder.model} (${p.embedder.dimensions}-d)` : ''}${p.fitted?.at ? ` ${p.fitted.at.slice(0, 10)}` : ''}` : 'not calibrated for this encoder'}`;
+  relevance
+    .command('list')
+    .description('each profile in force, whether this store calibrated it, and which one the configured encoder uses')
+    .action(async () => {
+      const r = await admin<{ active: string; profiles: Record<string, ProfileView>; stored: { profile: string }[] }>({ op: 'relevance.list' });
+      const stored = new Set(r.stored.map((s) => s.profile));
+      const lines = [
+        ...Object.values(r.profiles).map((p) => line(p, stored.has(p.profile) ? 'store' : 'default')),
+        `The configured encoder uses "${r.active}"; searches without a query vector use "none".`,
+      ];
+      print(lines.join('\n'), r);
+    });
+  relevance
+    .command('remove')
+    .description("drop this store's calibration of a profile, so the reviewed default applies again")
+    .argument('<profile>', 'use-lite, titan-v2 or none')
+    .action(async (profile: string) => {
+      const r = await admin<{ stored: { profile: string }[] }>({ op: 'relevance.remove', profile: profile as 'none' });
+      print(r.stored.length === 0 ? 'No calibrated profile in this store; the defaults apply.' : `Calibrated in this store: ${r.stored.map((s) => s.profile).join(', ')}.`, r);
+    });
+}
+
 export function registerReviewCommands(program: Command, records: Command, tools: CliTools): void {
   registerApproval(records, tools);
   registerReading(records, tools);
   registerPolicy(program, tools);
+  registerRelevance(program, tools);
 }

@@ -1,30 +1,37 @@
 /**
- * Honesty evaluation on the guidance corpus: judged questions (graded relevance,
- * asked the way agents describe decisions, with and without technologies, versions
- * and topic) and uncovered ones (the corpus has nothing for them), answered through
- * the real `search_knowledge` path as an agent calls it, per retrieval mode.
+ * Honesty evaluation on the guidance corpus, through the real `search_knowledge`
+ * path as an agent calls it, per retrieval mode, on two question sets:
  *
- * Per mode and per half of a fixed split (`splitByQueryId`: tune thresholds on one
- * half, report the other), it measures:
- * - nDCG@10 of the shown results (asked with max_results 10) on judged questions,
- * - first result relevant: the share of judged questions whose first result is,
- * - precision of what is shown: relevant results / results shown, judged questions,
- * - false no_match: judged questions answered `no_match`,
- * - no_match on uncovered questions (the higher the better).
- * Questions live in `test/fixtures/guidance-eval/*.jsonl`.
+ * - `real` (test/fixtures/real-questions): developers' own words from public issue
+ *   threads and Q&A pages, covered ones and uncovered ones (near misses, other
+ *   engineering problems, off-topic questions), split **by record** (`splitByRecord`):
+ *   a record's questions all fall in one half;
+ * - `written` (test/fixtures/guidance-eval): questions written with the records, split
+ *   by question id; a second tune set.
+ *
+ * Per set, mode and half it measures, on covered questions: the right record first
+ * (a relevant one, grade ≥ 1), a wrong record first, `no_match` although covered,
+ * nDCG@10 of what is shown (asked with max_results 10), precision of what is shown;
+ * on uncovered questions: `no_match`, overall and per kind.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { searchKnowledgeInput, type SearchKnowledgeInput, type SearchKnowledgeOutput } from '../../schema/tools.ts';
-import { RELEVANCE, selectResults, type RelevancePolicy } from '../../lambdas/retrieval/search-service.ts';
-import type { RankedCandidate } from '../../lambdas/retrieval/rank.ts';
-import type { StoredRecord } from '../../lambdas/records/record-read.ts';
+import { searchKnowledgeInput, type SearchKnowledgeOutput } from '../../schema/tools.ts';
+import type { QuestionReplay } from '../../lambdas/retrieval/relevance-replay.ts';
+import type { RelevanceProfile } from '../../lambdas/retrieval/relevance.ts';
+import { pickResults } from '../../lambdas/retrieval/selection.ts';
 import { ndcgAt, splitByQueryId } from './metrics.ts';
+
+export const QUESTION_KINDS = ['covered', 'near_miss', 'uncovered', 'off_topic'] as const;
 
 export const guidanceQuestion = z.strictObject({
   id: z.string().min(1),
+  /** Real questions: what kind they are, the record they were collected for (or are near), and the thread. */
+  kind: z.enum(QUESTION_KINDS).optional(),
+  record: z.string().optional(),
   query: z.string().min(2).max(2000),
+  source: z.url().optional(),
   technologies: z.array(z.string()).optional(),
   versions: z.record(z.string(), z.string()).optional(),
   topic: z.union([z.string(), z.array(z.string())]).optional(),
@@ -53,16 +60,49 @@ export async function loadQuestions(dir: string): Promise<GuidanceQuestion[]> {
   return questions;
 }
 
+/** A question set and the ids of its tune half. */
+export interface QuestionSet {
+  readonly name: string;
+  readonly questions: readonly GuidanceQuestion[];
+  readonly tune: ReadonlySet<string>;
+}
+
+/**
+ * The tune half by record: records are split by a fixed hash of their slug, and a
+ * question goes with the record it was collected for (or is a near miss of); one
+ * tied to no record (uncovered, off-topic) is split by its own id.
+ */
+export function splitByRecord(questions: readonly GuidanceQuestion[]): Set<string> {
+  const slugs = [...new Set(questions.flatMap((q) => (q.record ? [q.record] : [])))];
+  const tuneRecords = new Set(splitByQueryId(slugs, 'record:').tune);
+  const loose = new Set(splitByQueryId(questions.filter((q) => !q.record).map((q) => q.id), 'record:').tune);
+  return new Set(questions.filter((q) => (q.record ? tuneRecords.has(q.record) : loose.has(q.id))).map((q) => q.id));
+}
+
+export async function loadQuestionSet(name: string, dir: string, split: 'record' | 'id'): Promise<QuestionSet> {
+  const questions = await loadQuestions(dir);
+  const tune = split === 'record' ? splitByRecord(questions) : new Set(splitByQueryId(questions.map((q) => q.id)).tune);
+  return { name, questions, tune };
+}
+
 export interface HonestyMetrics {
-  judged: number;
-  uncovered: number;
-  ndcg_at_10: number;
-  first_relevant: number;
-  precision_shown: number;
+  covered: number;
+  right_first: number;
+  wrong_first: number;
   false_no_match: number;
-  uncovered_no_match: number;
-  /** Results shown per judged question, on average. */
+  ndcg_at_10: number;
+  precision_shown: number;
+  /** Results shown per covered question, on average. */
   shown_per_question: number;
+  uncovered: number;
+  no_match_uncovered: number;
+  /** Per kind of uncovered question, where the set labels them: count and no_match share. */
+  off_topic: number;
+  no_match_off_topic: number;
+  near_miss: number;
+  no_match_near_miss: number;
+  engineering: number;
+  no_match_engineering: number;
 }
 
 /** One answered question: the slugs shown, in order, and whether the answer was `no_match`. */
@@ -73,38 +113,50 @@ export interface Answered {
 }
 
 const share = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 1000) / 1000);
+const isCovered = (q: GuidanceQuestion) => Object.keys(q.relevant).length > 0;
 
 export function honestyMetrics(answers: readonly Answered[]): HonestyMetrics {
-  const judged = answers.filter((a) => Object.keys(a.question.relevant).length > 0);
-  const uncovered = answers.filter((a) => Object.keys(a.question.relevant).length === 0);
+  const covered = answers.filter((a) => isCovered(a.question));
+  const uncovered = answers.filter((a) => !isCovered(a.question));
   const grade = (a: Answered, slug: string | undefined) => (slug === undefined ? 0 : (a.question.relevant[slug] ?? 0));
   let ndcg = 0;
-  let first = 0;
+  let right = 0;
+  let wrong = 0;
   let shown = 0;
   let relevantShown = 0;
-  let falseNoMatch = 0;
-  for (const a of judged) {
+  let noMatch = 0;
+  for (const a of covered) {
     ndcg += ndcgAt(10, a.slugs, new Map(Object.entries(a.question.relevant)));
-    if (grade(a, a.slugs[0]) > 0) first += 1;
+    if (a.noMatch) noMatch += 1;
+    else if (grade(a, a.slugs[0]) > 0) right += 1;
+    else wrong += 1;
     shown += a.slugs.length;
     relevantShown += a.slugs.filter((s) => grade(a, s) > 0).length;
-    if (a.noMatch) falseNoMatch += 1;
   }
+  const ofKind = (kind: GuidanceQuestion['kind']) => uncovered.filter((a) => a.question.kind === kind);
+  const noMatchShare = (list: Answered[]) => share(list.filter((a) => a.noMatch).length, list.length);
   return {
-    judged: judged.length,
-    uncovered: uncovered.length,
-    ndcg_at_10: share(ndcg, judged.length),
-    first_relevant: share(first, judged.length),
+    covered: covered.length,
+    right_first: share(right, covered.length),
+    wrong_first: share(wrong, covered.length),
+    false_no_match: share(noMatch, covered.length),
+    ndcg_at_10: share(ndcg, covered.length),
     precision_shown: share(relevantShown, shown),
-    false_no_match: share(falseNoMatch, judged.length),
-    uncovered_no_match: share(uncovered.filter((a) => a.noMatch).length, uncovered.length),
-    shown_per_question: share(shown, judged.length),
+    shown_per_question: share(shown, covered.length),
+    uncovered: uncovered.length,
+    no_match_uncovered: noMatchShare(uncovered),
+    off_topic: ofKind('off_topic').length,
+    no_match_off_topic: noMatchShare(ofKind('off_topic')),
+    near_miss: ofKind('near_miss').length,
+    no_match_near_miss: noMatchShare(ofKind('near_miss')),
+    engineering: ofKind('uncovered').length,
+    no_match_engineering: noMatchShare(ofKind('uncovered')),
   };
 }
 
 /** The tool arguments an agent would send for the question (max_results 10 so nDCG@10 sees all that clears). */
 export function toolArguments(question: GuidanceQuestion, maxResults = 10): unknown {
-  const { id: _id, relevant: _relevant, ...asked } = question;
+  const { id: _id, relevant: _relevant, kind: _kind, record: _record, source: _source, ...asked } = question;
   return searchKnowledgeInput.parse({ ...asked, max_results: maxResults });
 }
 
@@ -120,88 +172,52 @@ export async function answerAll(questions: readonly GuidanceQuestion[], search: 
   return out;
 }
 
-/** Metrics on all questions and on each fixed half. */
-export function byHalf(answers: readonly Answered[]): { all: HonestyMetrics; tune: HonestyMetrics; test: HonestyMetrics } {
-  const { tune } = splitByQueryId(answers.map((a) => a.question.id));
-  const inTune = new Set(tune);
+/** Metrics on all questions of a set and on each half. */
+export function byHalf(set: Pick<QuestionSet, 'tune'>, answers: readonly Answered[]): { all: HonestyMetrics; tune: HonestyMetrics; test: HonestyMetrics } {
   return {
     all: honestyMetrics(answers),
-    tune: honestyMetrics(answers.filter((a) => inTune.has(a.question.id))),
-    test: honestyMetrics(answers.filter((a) => !inTune.has(a.question.id))),
+    tune: honestyMetrics(answers.filter((a) => set.tune.has(a.question.id))),
+    test: honestyMetrics(answers.filter((a) => !set.tune.has(a.question.id))),
   };
 }
 
-const COLUMNS: [keyof HonestyMetrics, string][] = [
-  ['judged', 'judged'],
-  ['uncovered', 'uncov.'],
-  ['ndcg_at_10', 'nDCG@10'],
-  ['first_relevant', 'first rel.'],
-  ['precision_shown', 'precision'],
-  ['false_no_match', 'false no_match'],
-  ['uncovered_no_match', 'uncov. no_match'],
-  ['shown_per_question', 'shown/q'],
-];
-
-const COUNTS: ReadonlySet<keyof HonestyMetrics> = new Set(['judged', 'uncovered']);
-
-/** A markdown table: one row per mode and half. */
-export function formatHonesty(rows: Record<string, Record<string, HonestyMetrics>>): string {
-  const header = `| mode | half | ${COLUMNS.map(([, label]) => label).join(' | ')} |`;
-  const rule = `|---|---|${COLUMNS.map(() => '---').join('|')}|`;
-  const lines = Object.entries(rows).flatMap(([mode, halves]) =>
-    Object.entries(halves).map(([half, m]) => `| ${mode} | ${half} | ${COLUMNS.map(([key]) => (COUNTS.has(key) ? String(m[key]) : m[key].toFixed(3))).join(' | ')} |`),
-  );
-  return [header, rule, ...lines].join('\n');
-}
-
-/** One question's ranking before the relevance policy, with its candidates' records: what a sweep replays. */
-export interface Replay {
-  question: GuidanceQuestion;
-  input: SearchKnowledgeInput;
-  candidates: readonly RankedCandidate[];
-  records: ReadonlyMap<string, StoredRecord>;
-}
-
-/** The answers a policy gives, replayed from rankings (no database work). */
-export function replay(replays: readonly Replay[], policy: RelevancePolicy): Answered[] {
-  return replays.map((r) => {
-    const slugs = selectResults(r.candidates, r.records, r.input, policy).map((x) => x.record.slug);
-    return { question: r.question, slugs, noMatch: slugs.length === 0 };
+/** The answers a profile gives, replayed from kept scores (no database work). */
+export function replayAnswers(questions: readonly GuidanceQuestion[], replays: readonly QuestionReplay[], profile: RelevanceProfile): Answered[] {
+  return questions.map((question, i) => {
+    const replay = replays[i]!;
+    const slugs = pickResults(replay.candidates, profile, replay.maxResults).map((c) => c.slug);
+    return { question, slugs, noMatch: slugs.length === 0 };
   });
 }
 
-/** The grid a sweep searches; `RELEVANCE` (the shipped policy) is always in it. */
-export function policyGrid(): RelevancePolicy[] {
-  const grid: RelevancePolicy[] = [];
-  for (const minCoverage of [0.4, 0.5, 0.6, 0.7, 0.8])
-    for (const lexicalMinSimilarity of [0, 0.2, 0.3, 0.4, 0.5])
-      for (const supportedMinCoverage of [0.25, 0.4])
-        for (const supportingMinSimilarity of [0.5, 0.6, 0.7])
-          for (const denseAloneMinSimilarity of [Infinity, 0.7, 0.8])
-            for (const minShareOfTop of [0.25, 0.4, 0.55, 0.7, 0.85])
-              grid.push({ minCoverage, lexicalMinSimilarity, supportedMinCoverage, supportingMinSimilarity, denseAloneMinSimilarity, minShareOfTop });
-  return grid;
-}
+const COLUMNS: [keyof HonestyMetrics, string][] = [
+  ['covered', 'covered'],
+  ['right_first', 'right first'],
+  ['wrong_first', 'wrong first'],
+  ['false_no_match', 'no_match (covered)'],
+  ['ndcg_at_10', 'nDCG@10'],
+  ['precision_shown', 'precision'],
+  ['shown_per_question', 'shown/q'],
+  ['uncovered', 'uncovered'],
+  ['no_match_uncovered', 'no_match (uncovered)'],
+  ['no_match_off_topic', 'off-topic'],
+  ['no_match_near_miss', 'near misses'],
+  ['no_match_engineering', 'other uncovered'],
+];
 
-/**
- * How good a policy is on the tune half of every mode: it must keep false no_match
- * at most 5% and the first result relevant at least 85% in each mode, and then
- * scores the sum of nDCG@10, precision of what is shown and no_match on uncovered
- * questions, over the modes. -Infinity when a constraint fails.
- */
-export function objective(perMode: readonly HonestyMetrics[]): number {
-  if (perMode.some((m) => m.false_no_match > 0.05 || m.first_relevant < 0.85)) return -Infinity;
-  return perMode.reduce((sum, m) => sum + m.ndcg_at_10 + m.precision_shown + m.uncovered_no_match, 0);
-}
+const COUNTS: ReadonlySet<keyof HonestyMetrics> = new Set(['covered', 'uncovered']);
 
-/** The best policy on the tune half (each mode's replays), by `objective`. */
-export function sweep(modes: readonly (readonly Replay[])[]): { policy: RelevancePolicy; score: number } {
-  const tuneIds = new Set(splitByQueryId(modes[0]!.map((r) => r.question.id)).tune);
-  const tune = modes.map((replays) => replays.filter((r) => tuneIds.has(r.question.id)));
-  let best = { policy: RELEVANCE, score: objective(tune.map((t) => honestyMetrics(replay(t, RELEVANCE)))) };
-  for (const policy of policyGrid()) {
-    const score = objective(tune.map((t) => honestyMetrics(replay(t, policy))));
-    if (score > best.score) best = { policy, score };
-  }
-  return best;
+/** A markdown table: one row per set, mode and half. Kind columns are blank where a set does not label kinds. */
+export function formatHonesty(rows: Record<string, Record<string, HonestyMetrics>>): string {
+  const header = `| set, mode | half | ${COLUMNS.map(([, label]) => label).join(' | ')} |`;
+  const rule = `|---|---|${COLUMNS.map(() => '---').join('|')}|`;
+  const cell = (m: HonestyMetrics, key: keyof HonestyMetrics) => {
+    if (COUNTS.has(key)) return String(m[key]);
+    const count = key === 'no_match_off_topic' ? m.off_topic : key === 'no_match_near_miss' ? m.near_miss : key === 'no_match_engineering' ? m.engineering : 1;
+    return count === 0 ? '' : m[key].toFixed(3);
+  };
+  const lines = Object.entries(rows).flatMap(([name, halves]) =>
+    Object.entries(halves).map(([half, m]) => `| ${name} | ${half} | ${COLUMNS.map(([key]) => cell(m, key)).join(' | ')} |`),
+  );
+  return [header, rule, ...lines].join('\n');
 }

@@ -21,6 +21,10 @@ import { approveStored, gateReports, importReviewed, reviewableRecords, type Rev
 import { GATE_CODES, readReviewRules, type GateReport, type ReviewRules } from '../records/quality-gates.ts';
 import { diffRecord, recordHistory, showRecord } from '../records/record-history.ts';
 import { changePolicy, effectivePolicy, storePolicyEntries } from '../records/source-policy.ts';
+import { DEFAULT_SYNONYMS, SYNONYM_LIMITS, changeSynonym, storeSynonyms } from '../records/query-synonyms.ts';
+import { PROFILE_NAMES, relevanceProfileSchema } from '../retrieval/relevance.ts';
+import { DEFAULT_PROFILES, loadProfiles, profileNameOf, removeProfile, saveProfile, storedProfiles } from '../retrieval/relevance-profiles.ts';
+import { replayQuestions } from '../retrieval/relevance-replay.ts';
 import { RECORD_STATUSES } from '../records/record-schema.ts';
 import { SETTINGS, settingDefault } from '../config/settings.ts';
 import type { Logger } from '../ports/logger.ts';
@@ -40,6 +44,8 @@ const overrides = z
   .refine((list) => new Set(list.map((o) => o.gate)).size === list.length, 'override each gate at most once')
   .default([]);
 const versionRef = z.union([z.number().int().min(1), z.literal('pending')]);
+/** Questions per `relevance.replay`: a calibration sends its set in batches this size. */
+export const RELEVANCE_REPLAY_MAX = 200;
 
 export const adminCommand = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('keys.create'), name: z.string().trim().min(1).max(120), daily_quota: quota.default(null) }),
@@ -81,6 +87,21 @@ export const adminCommand = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('records.diff'), id: identifier, from: versionRef.optional(), to: versionRef.optional() }),
   z.strictObject({ op: z.literal('records.stale') }),
   z.strictObject({ op: z.literal('policy.list') }),
+  z.strictObject({
+    op: z.literal('policy.synonym'),
+    term: z.string().trim().min(1).max(SYNONYM_LIMITS.termMaxChars),
+    expansions: z.array(z.string().trim().min(1).max(SYNONYM_LIMITS.expansionMaxChars)).max(SYNONYM_LIMITS.expansionsMax).optional(),
+    remove: z.boolean().default(false),
+  }),
+  z.strictObject({ op: z.literal('relevance.list') }),
+  z.strictObject({
+    op: z.literal('relevance.replay'),
+    /** search_knowledge arguments, one per evaluation question. */
+    questions: z.array(z.unknown()).min(1).max(RELEVANCE_REPLAY_MAX),
+    mode: z.enum(['hybrid', 'keyword']),
+  }),
+  z.strictObject({ op: z.literal('relevance.save'), profile: relevanceProfileSchema }),
+  z.strictObject({ op: z.literal('relevance.remove'), profile: z.enum(PROFILE_NAMES) }),
   z.strictObject({
     op: z.literal('policy.change'),
     kind: z.enum(['authoritative', 'blocked', 'technology']),
@@ -240,7 +261,18 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
     case 'records.stale':
       return staleRecords(deps.sql, rulesOf(deps));
     case 'policy.list':
-      return { policy: await effectivePolicy(deps.sql), added: await storePolicyEntries(deps.sql) };
+      return {
+        policy: await effectivePolicy(deps.sql),
+        added: await storePolicyEntries(deps.sql),
+        synonyms: { defaults: Object.fromEntries(DEFAULT_SYNONYMS), added: await storeSynonyms(deps.sql) },
+      };
+    case 'policy.synonym':
+      return { synonyms: await changeSynonym(deps.sql, command) };
+    case 'relevance.list':
+    case 'relevance.replay':
+    case 'relevance.save':
+    case 'relevance.remove':
+      return runRelevanceCommand(deps, command);
     case 'policy.change':
       return { added: await changePolicy(deps.sql, command) };
     case 'feedback.list':
@@ -250,6 +282,22 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
       const purged = await purgeSearchEvents(deps.sql, retentionDays);
       return { ...(await analyticsReport(deps.sql, { days: command.days })), purged, retention_days: retentionDays } satisfies AnalyticsResult;
     }
+  }
+}
+
+type RelevanceCommand = Extract<z.output<typeof adminCommand>, { op: `relevance.${string}` }>;
+
+/** The relevance profiles: which applies, replays for a calibration, storing and dropping a calibrated one. */
+async function runRelevanceCommand(deps: AdminDeps, command: RelevanceCommand): Promise<unknown> {
+  switch (command.op) {
+    case 'relevance.list':
+      return { active: profileNameOf(deps.embedder), profiles: await loadProfiles(deps.sql), defaults: DEFAULT_PROFILES, stored: await storedProfiles(deps.sql) };
+    case 'relevance.replay':
+      return replayQuestions(deps, command.questions, command.mode);
+    case 'relevance.save':
+      return { stored: await saveProfile(deps.sql, command.profile) };
+    case 'relevance.remove':
+      return { stored: await removeProfile(deps.sql, command.profile) };
   }
 }
 

@@ -45,6 +45,7 @@ import { createEmbedder } from '../embeddings/embedder-factory.ts';
 import { embedRecords, recordsToEmbed } from '../embeddings/record-embeddings.ts';
 import { errorKind } from '../observability/logger.ts';
 import { createSiteHandler } from '../site/site-handler.ts';
+import { activeProfile } from '../retrieval/relevance-profiles.ts';
 import { loadTokenizer } from '../retrieval/token-budget.ts';
 import { listen } from './listen.ts';
 import type { LocalConfig } from './local-config.ts';
@@ -112,6 +113,8 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     await makePrivate(lock.dataDir);
     // Ready means warm: the first search is not the one that loads the encoder and the search tables.
     await warmUp(store, embedder, encoderWarm, logger);
+    // Read at start so an owner sees which relevance profile answers, and whether this store calibrated it.
+    logger.info('relevance_profile', await activeProfile(store.sql, embedder));
     ready(await answering(store, embedder, events, config, logger, admin.token, options.oauthFetch));
     logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', created: store.created });
     stops.push(retainSearchEvents(store, config.searchEventRetentionDays, logger));

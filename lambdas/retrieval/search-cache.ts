@@ -1,6 +1,7 @@
 /**
  * What a search process keeps in memory between calls: whole answers to repeated
- * questions, and the approved records it has read. Both are only as good as the
+ * questions, the approved records it has read, and the settings every search reads
+ * (synonyms, relevance profiles). Both are only as good as the
  * corpus they were read from, so every entry belongs to a corpus generation (the
  * number schema/002_search_functions.sql moves on with every change to what a
  * search can return) and a new generation empties the cache. A search reads the
@@ -27,6 +28,8 @@ export class SearchCache {
   private generation: number | undefined;
   private readonly answers: LRUCache<string, SearchKnowledgeOutput>;
   private readonly records: LRUCache<string, StoredRecord>;
+  /** Whatever else a search reads once per generation (synonyms, relevance profiles), by name. */
+  private readonly settings = new Map<string, Promise<unknown>>();
 
   constructor(options: SearchCacheOptions = {}) {
     this.answers = new LRUCache({ max: options.answers ?? 500 });
@@ -40,9 +43,22 @@ export class SearchCache {
     if (generation !== this.generation) {
       this.answers.clear();
       this.records.clear();
+      this.settings.clear();
       this.generation = generation;
     }
     return generation;
+  }
+
+  /** `load()`'s value for this generation, loaded once; a failed load is not kept. */
+  perGeneration<T>(name: string, generation: number, load: () => Promise<T>): Promise<T> {
+    if (generation !== this.generation) return load();
+    let kept = this.settings.get(name) as Promise<T> | undefined;
+    if (!kept) {
+      kept = load();
+      this.settings.set(name, kept);
+      kept.catch(() => this.settings.get(name) === kept && this.settings.delete(name));
+    }
+    return kept;
   }
 
   answer(generation: number, key: string): SearchKnowledgeOutput | undefined {

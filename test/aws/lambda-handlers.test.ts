@@ -220,6 +220,32 @@ describe('owner review through chatctx --remote (the admin Lambda)', () => {
     expect((await remote({ op: 'records.diff', id: slug, from: 1, to: 2 })).changes[0].diff).toContain('{+Compute');
   });
 
+  it("calibrates the stack's relevance profile through the admin function, which the search function then reads from Aurora", async () => {
+    const search = async (query: string) => {
+      const client = await connect(apiKey);
+      const out = await client.callTool({ name: 'search_knowledge', arguments: { query } });
+      await client.close();
+      return out.structuredContent as any;
+    };
+    const question = 'deep pagination with OFFSET is slow';
+    expect((await search(question)).results[0]?.slug).toBe('use-keyset-pagination-instead-of-large-offset');
+    const listed = await remote({ op: 'relevance.list' });
+    expect(listed).toMatchObject({ active: 'none', stored: [] });
+    const replayed = await remote({ op: 'relevance.replay', mode: 'keyword', questions: [{ query: question }, { query: 'best sourdough hydration' }] });
+    expect(replayed.profile).toBe('none');
+    expect(replayed.replays[0].candidates[0]).toMatchObject({ slug: 'use-keyset-pagination-instead-of-large-offset', features: expect.objectContaining({ coverage: expect.any(Number) }) });
+    // A profile that admits nothing, stored where the search function reads it: the next search says no_match.
+    const strict = { ...listed.profiles.none, threshold: 1, calibrated: true, fitted: { note: 'admits nothing' } };
+    expect((await remote({ op: 'relevance.save', profile: strict })).stored.map((p: any) => p.profile)).toEqual(['none']);
+    expect((await search(question)).retrieval.mode).toBe('no_match');
+    await remote({ op: 'relevance.remove', profile: 'none' });
+    expect((await search(question)).results[0]?.slug).toBe('use-keyset-pagination-instead-of-large-offset');
+    // Synonyms go the same way.
+    await remote({ op: 'policy.synonym', term: 'paging cliff', expansions: ['deep OFFSET pagination'] });
+    expect((await search('our paging cliff')).results[0]?.slug).toBe('use-keyset-pagination-instead-of-large-offset');
+    expect((await remote({ op: 'policy.list' })).synonyms.added).toEqual([expect.objectContaining({ term: 'paging cliff' })]);
+  });
+
   it('deprecates with a successor that get_guidance names, and reports analytics', async () => {
     await remote({ op: 'records.deprecate', ids: ['remote-old-review'], superseded_by: slug, reason: 'folded into another record' });
     const client = await connect(apiKey);

@@ -6,15 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { BedrockRuntimeClient, InvokeModelCommand, ThrottlingException } from '@aws-sdk/client-bedrock-runtime';
-import { memoryStore, type MemoryStore } from '../support/store.ts';
-import { UseLiteEmbedder } from '../../lambdas/embeddings/use-lite-embedder.ts';
+import { memoryStore, seededUseLite, type MemoryStore } from '../support/store.ts';
 import { BedrockEmbedder } from '../../lambdas/embeddings/bedrock-embedder.ts';
 import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
 
 let store: MemoryStore;
 
 beforeAll(async () => {
-  store = await memoryStore({ embedder: new UseLiteEmbedder() });
+  store = await memoryStore({ embedder: await seededUseLite() });
 });
 
 afterAll(async () => {
@@ -49,7 +48,7 @@ describe('hybrid retrieval', () => {
   });
 
   it('matches technologies through aliases and versions through semver ranges', async () => {
-    const query = 'accessible label ids for form fields';
+    const query = 'accessible label ids for form fields in React components';
     const aliased = await search(store.tools, { query, technologies: ['reactjs'], versions: { 'react.js': '^18.2.0' } });
     expect(aliased.retrieval.technology_filter_fallback).toBe(false);
     expect(aliased.query_summary).toBe('React');

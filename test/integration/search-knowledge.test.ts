@@ -66,7 +66,7 @@ describe('relevance', () => {
 
 describe('technologies and versions', () => {
   it('answers without the requested technologies when no record declares them, and says so', async () => {
-    const out = await search({ query: 'password hashing algorithm', technologies: ['Django'] });
+    const out = await search({ query: 'how should I hash user passwords', technologies: ['Django'] });
     expect(out.retrieval.technology_filter_fallback).toBe(true);
     expect(out.results[0].slug).toBe('hash-passwords-with-argon2id-or-bcrypt');
   });
@@ -118,9 +118,9 @@ describe('answer shaping', () => {
   });
 
   it('cuts the result list to the token budget, counted with the tokenizer, and says so', async () => {
-    const args = { query: 'CI build broke because a transitive dependency published a new version overnight', detail: 'standard', max_results: 10 };
+    const args = { query: 'Lambda and SQS: visibility timeout, partial batch failures, dead-letter queue', detail: 'standard', max_results: 10 };
     const full = await search({ ...args, token_budget: 5000 });
-    expect(full.results.length).toBeGreaterThan(2);
+    expect(full.results.length).toBeGreaterThan(1);
 
     const cut = await search({ ...args, token_budget: 1000 });
     expect(cut.retrieval.truncated).toBe(true);
@@ -132,7 +132,7 @@ describe('answer shaping', () => {
   });
 
   it.each([200, 201, 2500, 5000])('never sends more than a budget of %i tokens, whatever max_results asks for', async (budget) => {
-    const result = await store.tools.search_knowledge({ query: 'react component state effects list keys accessible labels', max_results: 10, detail: 'standard', token_budget: budget });
+    const result = await store.tools.search_knowledge({ query: 'Lambda and SQS: visibility timeout, partial batch failures, dead-letter queue', max_results: 10, detail: 'standard', token_budget: budget });
     const text = (result.content as { text: string }[])[0]!.text;
     const out = result.structuredContent as any;
     // What an agent's model reads (the text; the structured content is the same JSON) fits the budget.
