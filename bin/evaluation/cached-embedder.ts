@@ -3,12 +3,13 @@
  * model and the exact text, so a rerun of the evaluation embeds nothing it has
  * embedded before. One append-only binary file per model: each entry is a 32-byte
  * SHA-256 followed by `dimensions` float32 values. Evaluation only; the service
- * caches query embeddings in Postgres instead.
+ * caches query embeddings in Postgres instead. The file format is
+ * lambdas/embeddings/vector-file.ts.
  */
-import { createHash } from 'node:crypto';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Embedder } from '../../lambdas/ports/embedder.ts';
+import { decodeVectors, encodeVectors, vectorKey } from '../../lambdas/embeddings/vector-file.ts';
 
 export class CachedEmbedder implements Embedder {
   readonly provider: string;
@@ -35,14 +36,7 @@ export class CachedEmbedder implements Embedder {
     } catch {
       return cache;
     }
-    const entry = 32 + 4 * inner.dimensions;
-    // A truncated last entry (an interrupted run) is ignored.
-    for (let offset = 0; offset + entry <= data.length; offset += entry) {
-      const key = data.subarray(offset, offset + 32).toString('hex');
-      const floats = new Float32Array(inner.dimensions);
-      Buffer.from(floats.buffer).set(data.subarray(offset + 32, offset + entry));
-      cache.vectors.set(key, floats);
-    }
+    for (const [key, vector] of decodeVectors(data, inner.dimensions)) cache.vectors.set(key, vector);
     return cache;
   }
 
@@ -51,7 +45,7 @@ export class CachedEmbedder implements Embedder {
   }
 
   private key(text: string): string {
-    return createHash('sha256').update(`${this.model}\u0000${this.dimensions}\u0000${text}`).digest('hex');
+    return vectorKey(this.model, this.dimensions, text);
   }
 
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
@@ -61,13 +55,9 @@ export class CachedEmbedder implements Embedder {
     if (missing.length > 0) {
       const textOf = new Map(keys.map((k, i) => [k, texts[i]!]));
       const fresh = await this.inner.embed(missing.map((k) => textOf.get(k)!), signal);
-      const chunks: Buffer[] = [];
-      missing.forEach((k, i) => {
-        this.vectors.set(k, fresh[i]!);
-        chunks.push(Buffer.from(k, 'hex'), Buffer.from(fresh[i]!.buffer, fresh[i]!.byteOffset, fresh[i]!.byteLength));
-      });
+      missing.forEach((k, i) => this.vectors.set(k, fresh[i]!));
       this.misses += missing.length;
-      await appendFile(this.file, Buffer.concat(chunks));
+      await appendFile(this.file, encodeVectors(missing.map((k, i) => [k, fresh[i]!] as const)));
     }
     return keys.map((k) => this.vectors.get(k)!);
   }

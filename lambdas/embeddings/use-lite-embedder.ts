@@ -64,20 +64,25 @@ export class UseLiteEmbedder implements Embedder {
     if (texts.length === 0) return [];
 
     const model = await this.loadedModel();
-    const vectors: Float32Array[] = [];
-    for (let start = 0; start < texts.length; start += USE_LITE_BATCH_SIZE) {
+    // The model pads every text of a batch to the longest one, so texts are batched by
+    // length (a record's short asked_as phrasings apart from its 90-word windows) and
+    // the vectors put back in the caller's order.
+    const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
+    const vectors: Float32Array[] = new Array(texts.length);
+    for (let start = 0; start < order.length; start += USE_LITE_BATCH_SIZE) {
       signal?.throwIfAborted();
-      const batch = texts.slice(start, start + USE_LITE_BATCH_SIZE);
+      const indices = order.slice(start, start + USE_LITE_BATCH_SIZE);
+      const batch = indices.map((i) => texts[i]!);
       const output = await model.embed(batch);
       if (output.length !== batch.length) {
         throw new Error(`USE-lite returned ${output.length} vectors for a batch of ${batch.length} texts.`);
       }
-      for (const vector of output) {
+      output.forEach((vector, j) => {
         if (vector.length !== USE_LITE_DIMENSIONS) {
           throw new Error(`USE-lite returned a ${vector.length}-dimensional vector; expected ${USE_LITE_DIMENSIONS}.`);
         }
-        vectors.push(Float32Array.from(vector));
-      }
+        vectors[indices[j]!] = Float32Array.from(vector);
+      });
     }
     signal?.throwIfAborted();
     return vectors;

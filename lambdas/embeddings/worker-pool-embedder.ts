@@ -79,12 +79,20 @@ export class WorkerPoolEmbedder implements Embedder {
     signal?.throwIfAborted();
     if (this.closed) throw new Error('The embedding worker pool is closed.');
     const queue = texts.length <= SHORT_CALL ? this.urgent : this.bulk;
+    // Chunks of similar length: the model pads a batch to its longest text (use-lite-embedder.ts).
+    const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
     const chunks: Promise<Float32Array[]>[] = [];
-    for (let start = 0; start < texts.length; start += USE_LITE_BATCH_SIZE) {
-      chunks.push(new Promise((resolve, reject) => queue.push({ texts: texts.slice(start, start + USE_LITE_BATCH_SIZE), resolve, reject })));
+    for (let start = 0; start < order.length; start += USE_LITE_BATCH_SIZE) {
+      const chunk = order.slice(start, start + USE_LITE_BATCH_SIZE).map((i) => texts[i]!);
+      chunks.push(new Promise((resolve, reject) => queue.push({ texts: chunk, resolve, reject })));
     }
     this.pump();
-    const all = Promise.all(chunks).then((parts) => parts.flat());
+    const all = Promise.all(chunks).then((parts) => {
+      const sorted = parts.flat();
+      const vectors: Float32Array[] = new Array(texts.length);
+      order.forEach((original, position) => (vectors[original] = sorted[position]!));
+      return vectors;
+    });
     if (!signal) return all;
     return new Promise((resolve, reject) => {
       const onAbort = () => reject(signal.reason);

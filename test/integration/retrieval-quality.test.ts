@@ -1,57 +1,135 @@
 /**
- * Ranking regressions fail CI. Two fixed benchmarks, floors set just under what
- * was measured (README, "Answer quality" and "Retrieval quality"):
- *  - the guidance evaluation set (test/fixtures/guidance-eval) over the starter
- *    corpus, through search_knowledge, hybrid with the real sentence encoder and
- *    keyword only, on the test half (the relevance policy was chosen on the other);
- *    every result of every answer is also checked against the contract's shape;
+ * Ranking and relevance regressions fail CI, on the starter corpus through
+ * search_knowledge as agents call it, hybrid with the real sentence encoder and keyword
+ * only:
+ *  - the test half of both evaluation sets (real developers' questions, split by
+ *    record; questions written with the records), with floors just under what was
+ *    measured (README, "Answer quality"); every result is checked against the
+ *    contract's shape;
+ *  - what the agent-phrasing issue named, as behaviours: stack words do not sink a
+ *    match, an error message finds its record, a synonym finds its record, a near miss
+ *    stays `no_match`;
  *  - SciFact (BEIR), keyword only, first 100 test queries over the full corpus, when
  *    the shared evaluation data is present (it is in CI); skipped, visibly, elsewhere.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { runEvaluation } from '../../bin/evaluation/run-eval.ts';
-import { answerAll, honestyMetrics, loadQuestions } from '../../bin/evaluation/guidance-eval.ts';
-import { splitByQueryId } from '../../bin/evaluation/metrics.ts';
-import { UseLiteEmbedder } from '../../lambdas/embeddings/use-lite-embedder.ts';
+import { answerAll, honestyMetrics, loadQuestionSet, type HonestyMetrics } from '../../bin/evaluation/guidance-eval.ts';
 import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
+import { changeSynonym } from '../../lambdas/records/query-synonyms.ts';
 import type { SearchKnowledgeOutput } from '../../schema/tools.ts';
-import { memoryStore } from '../support/store.ts';
+import { memoryStore, seededUseLite, type MemoryStore } from '../support/store.ts';
 
-const GUIDANCE_EVAL = fileURLToPath(new URL('../fixtures/guidance-eval/', import.meta.url));
+const REAL = fileURLToPath(new URL('../fixtures/real-questions/', import.meta.url));
+const WRITTEN = fileURLToPath(new URL('../fixtures/guidance-eval/', import.meta.url));
 const SCIFACT = fileURLToPath(new URL('../../../shared/eval/scifact/', import.meta.url));
 const quiet = () => {};
 
-describe('retrieval quality', () => {
-  it('guidance evaluation, test half: what is shown is what applies, in both modes, in the contract\'s shape', async () => {
-    const store = await memoryStore({ embedder: new UseLiteEmbedder() });
-    const keywordOnly = createToolHandlers({ sql: store.sql, secrets: { pepper: async () => store.pepper }, logger: store.logger });
-    const questions = await loadQuestions(GUIDANCE_EVAL);
-    const { test } = splitByQueryId(questions.map((q) => q.id));
-    const held = new Set(test);
-    for (const [mode, tools, floor] of [
-      ['hybrid', store.tools, FLOORS.hybrid],
-      ['keyword', keywordOnly, FLOORS.keyword],
-    ] as const) {
-      const answers = await answerAll(questions, async (args) => {
-        const result = await tools.search_knowledge(args as Record<string, unknown>);
-        const out = result.structuredContent as SearchKnowledgeOutput;
+let store: MemoryStore;
+let modes: { name: 'hybrid' | 'keyword'; tools: MemoryStore['tools'] }[];
+
+beforeAll(async () => {
+  store = await memoryStore({ embedder: await seededUseLite() });
+  const keywordOnly = createToolHandlers({ sql: store.sql, secrets: { pepper: async () => store.pepper }, logger: store.logger });
+  modes = [
+    { name: 'hybrid', tools: store.tools },
+    { name: 'keyword', tools: keywordOnly },
+  ];
+}, 300_000);
+
+afterAll(async () => {
+  await store?.sql.close();
+});
+
+const search = async (tools: MemoryStore['tools'], args: Record<string, unknown>) => {
+  const result = await tools.search_knowledge(args);
+  expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy();
+  return result.structuredContent as SearchKnowledgeOutput;
+};
+
+describe('retrieval quality, test halves', () => {
+  it.each([
+    ['real', REAL, 'record'],
+    ['written', WRITTEN, 'id'],
+  ] as const)('%s questions: what is shown is what applies, in both modes, in the contract\'s shape', async (name, dir, split) => {
+    const set = await loadQuestionSet(name, dir, split);
+    const held = set.questions.filter((q) => !set.tune.has(q.id));
+    for (const { name: mode, tools } of modes) {
+      const answers = await answerAll(held, async (args) => {
+        const out = await search(tools, args as Record<string, unknown>);
         for (const r of out.results) expect(contractResult.safeParse(r).success, `${mode}: ${JSON.stringify(r).slice(0, 200)}`).toBe(true);
         return out;
       });
-      const m = honestyMetrics(answers.filter((a) => held.has(a.question.id)));
-      expect(m.ndcg_at_10, `${mode} nDCG@10`).toBeGreaterThanOrEqual(floor.ndcg);
-      expect(m.first_relevant, `${mode} first relevant`).toBeGreaterThanOrEqual(floor.first);
-      expect(m.precision_shown, `${mode} precision`).toBeGreaterThanOrEqual(floor.precision);
-      expect(m.false_no_match, `${mode} false no_match`).toBeLessThanOrEqual(floor.falseNoMatch);
-      expect(m.uncovered_no_match, `${mode} uncovered no_match`).toBeGreaterThanOrEqual(floor.uncovered);
+      expectFloors(honestyMetrics(answers), FLOORS[name][mode], `${name}, ${mode}`);
     }
-    await store.sql.close();
   }, 300_000);
+});
 
-  it.skipIf(!existsSync(SCIFACT))('SciFact: keyword BM25 keeps its measured quality on the first 100 queries', async () => {
+describe("questions in an agent's own words", () => {
+  it('stack words do not sink a match: the driver, framework, platform and version named in the question', async () => {
+    for (const { name, tools } of modes) {
+      for (const [bare, withStack, slug] of [
+        ['connection pool exhausted: too many clients', 'connection pool exhausted: too many clients from node-postgres in our Django pods on EKS (PostgreSQL 15)', 'bound-connection-pools-so-all-instances-fit-under-max-connections'],
+        ['liveness probe restarts pods when the database is slow', 'liveness probe restarts pods when the database is slow, Spring Boot 3 service on GKE', 'use-shallow-liveness-probes-and-dependency-aware-readiness-probes'],
+      ]) {
+        expect((await search(tools, { query: bare })).results[0]?.slug, `${name}: ${bare}`).toBe(slug);
+        const out = await search(tools, { query: withStack });
+        expect(out.results[0]?.slug, `${name}: ${withStack}`).toBe(slug);
+      }
+      // The named stack is an applicability signal, said in the summary; nothing shown declares Django, so the fallback says so.
+      const out = await search(tools, { query: 'connection pool exhausted: too many clients from node-postgres in our Django pods on EKS (PostgreSQL 15)' });
+      expect(out.query_summary).toBe('PostgreSQL, Node.js, Django, Kubernetes, AWS');
+      expect(out.retrieval.technology_filter_fallback).toBe(false);
+    }
+  });
+
+  it('an error message finds its record, as the tool printed it', async () => {
+    for (const { name, tools } of modes) {
+      for (const [query, slug] of [
+        ['FATAL: sorry, too many clients already', 'bound-connection-pools-so-all-instances-fit-under-max-connections'],
+        ['Warning: Each child in a list should have a unique "key" prop.', 'use-stable-keys-for-dynamic-react-lists'],
+        ['error: ERROR: canceling statement due to statement timeout in our nightly report', 'set-statement-and-lock-timeouts-on-postgresql-application-roles'],
+      ]) {
+        expect((await search(tools, { query })).results[0]?.slug, `${name}: ${query}`).toBe(slug);
+      }
+    }
+  });
+
+  it('a synonym finds its record: a default acronym the record never spells out, and one an owner adds', async () => {
+    const own = await memoryStore();
+    try {
+      for (const { name, tools } of [...modes, { name: 'keyword (own store)', tools: own.tools }]) {
+        const out = await search(tools, { query: 'otel collector setup for our Node.js service traces' });
+        expect(out.results[0]?.slug, name).toBe('instrument-services-with-opentelemetry-and-w3c-trace-context');
+      }
+      const question = { query: 'how do we stop quuxing in our API' };
+      expect((await search(own.tools, question)).retrieval.mode).toBe('no_match');
+      await changeSynonym(own.sql, { term: 'quuxing', expansions: ['insecure direct object reference'] });
+      expect((await search(own.tools, question)).results[0]?.slug).toBe('authorize-access-to-each-object-on-every-request');
+    } finally {
+      await own.sql.close();
+    }
+  });
+
+  it('a near miss stays no_match: it shares the technology or the rare word, not the question', async () => {
+    for (const { name, tools } of modes) {
+      for (const query of [
+        'Kubernetes ingress TLS certificate renewal with cert-manager',
+        'Redis eviction policy maxmemory-policy allkeys-lru',
+        'how do I mock HttpClient in xUnit tests',
+      ]) {
+        const out = await search(tools, { query });
+        expect(out.retrieval.mode, `${name}: ${query} → ${out.results.map((r) => r.slug).join(', ')}`).toBe('no_match');
+      }
+    }
+  });
+});
+
+describe('SciFact', () => {
+  it.skipIf(!existsSync(SCIFACT))('keyword BM25 keeps its measured quality on the first 100 queries', async () => {
     const report = await runEvaluation({ datasetDir: SCIFACT, queries: 100, log: quiet });
     expect(report.documents).toBe(5183);
     expect(report.modes.keyword!.ndcg_at_10).toBeGreaterThanOrEqual(KEYWORD_FLOOR);
@@ -63,11 +141,31 @@ describe('retrieval quality', () => {
 const KEYWORD_FLOOR = 0.725; // measured 0.735
 const RECALL_FLOOR = 0.943; // measured 0.953
 
-/** Test-half floors, 0.02 under what was measured (README, "Answer quality"). */
-const FLOORS = {
-  hybrid: { ndcg: 0.863, first: 0.908, precision: 0.922, falseNoMatch: 0.085, uncovered: 0.533 },
-  keyword: { ndcg: 0.878, first: 0.922, precision: 0.897, falseNoMatch: 0.063, uncovered: 0.48 },
+interface Floors {
+  right: number;
+  wrong: number;
+  falseNoMatch: number;
+  uncovered: number;
+}
+
+/** Test-half floors, 0.02 from what was measured (README, "Answer quality"): shares of right first and no_match on uncovered at least, wrong first and false no_match at most. */
+const FLOORS: Record<'real' | 'written', Record<'hybrid' | 'keyword', Floors>> = {
+  real: {
+    hybrid: { right: 0.564, wrong: 0.035, falseNoMatch: 0.421, uncovered: 0.877 },
+    keyword: { right: 0.559, wrong: 0.035, falseNoMatch: 0.426, uncovered: 0.89 },
+  },
+  written: {
+    hybrid: { right: 0.908, wrong: 0.02, falseNoMatch: 0.092, uncovered: 0.835 },
+    keyword: { right: 0.908, wrong: 0.034, falseNoMatch: 0.078, uncovered: 0.809 },
+  },
 };
+
+function expectFloors(m: HonestyMetrics, floor: Floors, what: string): void {
+  expect(m.right_first, `${what}: right record first`).toBeGreaterThanOrEqual(floor.right);
+  expect(m.wrong_first, `${what}: wrong record first`).toBeLessThanOrEqual(floor.wrong);
+  expect(m.false_no_match, `${what}: no_match although covered`).toBeLessThanOrEqual(floor.falseNoMatch);
+  expect(m.no_match_uncovered, `${what}: no_match on uncovered`).toBeGreaterThanOrEqual(floor.uncovered);
+}
 
 /** The contract's result shape (chatctx docs §5): every field but summary and rationale is required. */
 const contractResult = z.object({

@@ -13,6 +13,17 @@ import { createLogger } from '../../lambdas/observability/logger.ts';
 import type { Logger } from '../../lambdas/ports/logger.ts';
 import type { Embedder } from '../../lambdas/ports/embedder.ts';
 import { embedRecords, recordsToEmbed } from '../../lambdas/embeddings/record-embeddings.ts';
+import { UseLiteEmbedder } from '../../lambdas/embeddings/use-lite-embedder.ts';
+import { SeededEmbedder, loadSeed } from '../../lambdas/embeddings/embedding-seed.ts';
+
+/**
+ * The bundled encoder behind the starter corpus's shipped embeddings, as the local
+ * server runs it: the corpus is embedded at once, every other text by the encoder.
+ */
+export async function seededUseLite(): Promise<SeededEmbedder> {
+  const encoder = new UseLiteEmbedder();
+  return new SeededEmbedder(encoder, await loadSeed(encoder.model, encoder.dimensions));
+}
 
 export interface MemoryStore {
   sql: PgliteSql;

@@ -1,0 +1,43 @@
+/**
+ * The starter corpus ships its passages' USE-lite embeddings: the seed must hold
+ * every passage the records have now (else a first start spends a minute embedding
+ * them: run `npm run embeddings:seed`), hold what the encoder computes for them, and
+ * only ever answer the texts it holds.
+ */
+import { describe, expect, it } from 'vitest';
+import { readRecordFiles } from '../../lambdas/records/record-files.ts';
+import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
+import { passagesOf } from '../../lambdas/embeddings/record-embeddings.ts';
+import { UseLiteEmbedder } from '../../lambdas/embeddings/use-lite-embedder.ts';
+import { SeededEmbedder, loadSeed } from '../../lambdas/embeddings/embedding-seed.ts';
+import { vectorKey } from '../../lambdas/embeddings/vector-file.ts';
+
+const encoder = new UseLiteEmbedder();
+const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i]!, 0);
+
+describe('the starter corpus embedding seed', () => {
+  it('holds every passage of every starter record, and what the encoder computes for them', async () => {
+    const records = await readRecordFiles(STARTER_CORPUS_DIR);
+    const passages = records.flatMap((r) => passagesOf({ title: r.title, summary: r.summary ?? null, recommendation: r.recommendation, askedAs: r.asked_as ?? [] }));
+    const seed = await loadSeed(encoder.model, encoder.dimensions);
+    const missing = passages.filter((p) => !seed.has(vectorKey(encoder.model, encoder.dimensions, p)));
+    expect(missing, 'run `npm run embeddings:seed`').toEqual([]);
+    // A sample across the corpus, windows and asked_as phrasings alike.
+    const sample = passages.filter((_, i) => i % 97 === 0);
+    const computed = await encoder.embed(sample);
+    sample.forEach((text, i) => expect(cosine(computed[i]!, seed.get(vectorKey(encoder.model, encoder.dimensions, text))!)).toBeGreaterThan(0.9999));
+  }, 120_000);
+
+  it('answers the texts it holds and sends every other one to the encoder', async () => {
+    const seed = await loadSeed(encoder.model, encoder.dimensions);
+    const calls: string[][] = [];
+    const seeded = new SeededEmbedder({ ...encoder, provider: encoder.provider, model: encoder.model, dimensions: encoder.dimensions, embed: async (texts) => (calls.push([...texts]), encoder.embed(texts)) }, seed);
+    const [record] = await readRecordFiles(STARTER_CORPUS_DIR);
+    const known = passagesOf({ title: record!.title, summary: record!.summary ?? null, recommendation: record!.recommendation, askedAs: record!.asked_as ?? [] });
+    const out = await seeded.embed([known[0]!, 'a question no record has ever been asked', known[1]!]);
+    expect(calls).toEqual([['a question no record has ever been asked']]);
+    expect(out).toHaveLength(3);
+    expect(cosine(out[1]!, (await encoder.embed(['a question no record has ever been asked']))[0]!)).toBeGreaterThan(0.9999);
+    expect({ seeded: seeded.seeded, computed: seeded.computed }).toEqual({ seeded: 2, computed: 1 });
+  });
+});
