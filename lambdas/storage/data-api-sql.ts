@@ -147,9 +147,16 @@ const THROTTLING_NAMES = new Set([
  * - `resuming`: the cluster is paused or waking (`isResumingError`); nothing ran;
  * - `throttled`: a throttling error name or HTTP 429; nothing ran;
  * - `refused`: `ServiceUnavailableError` (HTTP 503); nothing ran;
- * - `server`: `InternalServerErrorException` or another 5xx; the statement may have run.
+ * - `server`: `InternalServerErrorException` or another 5xx; the statement may have run;
+ * - `network`: no HTTP answer at all (a reset or timed-out connection, typically a
+ *   kept-alive socket the far end closed while the function sat warm); the request
+ *   may have arrived, so like `server` it is retried for reads only. A refused
+ *   connection never delivered anything and counts as `refused`.
  */
-export type TransientKind = 'resuming' | 'throttled' | 'refused' | 'server';
+export type TransientKind = 'resuming' | 'throttled' | 'refused' | 'server' | 'network';
+
+/** Socket errors that leave no HTTP answer; the SDK's own retries are off (see `send`), so these are ours. */
+const NETWORK_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export function transientKind(error: unknown): TransientKind | undefined {
   if (isResumingError(error)) return 'resuming';
@@ -159,6 +166,10 @@ export function transientKind(error: unknown): TransientKind | undefined {
   if ((typeof name === 'string' && THROTTLING_NAMES.has(name)) || status === 429) return 'throttled';
   if (name === 'ServiceUnavailableError' || status === 503) return 'refused';
   if (name === 'InternalServerErrorException' || (typeof status === 'number' && status >= 500 && status <= 599)) return 'server';
+  if (typeof status === 'number') return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (code === 'ECONNREFUSED') return 'refused';
+  if ((typeof code === 'string' && NETWORK_CODES.has(code)) || name === 'TimeoutError') return 'network';
   return undefined;
 }
 
@@ -197,6 +208,7 @@ const GAVE_UP: Record<TransientKind, { what: string; retryAfterSeconds: number }
   throttled: { what: 'The database service is busy', retryAfterSeconds: 2 },
   refused: { what: 'The database service is temporarily unavailable', retryAfterSeconds: 5 },
   server: { what: 'The database service is temporarily unavailable', retryAfterSeconds: 5 },
+  network: { what: 'The database service could not be reached', retryAfterSeconds: 5 },
 };
 
 function toDatabaseError(error: unknown): DataApiError {

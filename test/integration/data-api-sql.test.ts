@@ -17,7 +17,7 @@ import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
-import { silentLogger } from '../../lambdas/observability/logger.ts';
+import { createLogger, silentLogger } from '../../lambdas/observability/logger.ts';
 import { embedRecords, recordsToEmbed } from '../../lambdas/embeddings/record-embeddings.ts';
 import type { Embedder } from '../../lambdas/ports/embedder.ts';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
@@ -364,6 +364,23 @@ describe('transient service errors', () => {
     expect(fixture.calls.length - before).toBe(1);
   });
 
+  it('retries a read whose connection was reset without an answer, but not a write', async () => {
+    // What a warm function meets when the far end has closed its kept-alive socket.
+    const { sql: retrying } = fake();
+    let before = fixture.calls.length;
+    fixture.dropNext(1);
+    expect(await retrying.query('SELECT 8 AS eight')).toEqual([{ eight: 8 }]);
+    expect(fixture.calls.length - before).toBe(2);
+
+    before = fixture.calls.length;
+    fixture.dropNext(1);
+    const error = await rejection(retrying.query('INSERT INTO transient_writes (n) VALUES ($1)', [3]));
+    expect(error).toBeInstanceOf(DatabaseError);
+    expect(fixture.calls.length - before).toBe(1);
+    const [row] = await retrying.query<{ n: number }>('SELECT count(*)::int AS n FROM transient_writes WHERE n = 3');
+    expect(row?.n).toBe(0);
+  });
+
   it('gives up on throttling at the deadline with a short retry hint', async () => {
     const { clock, sql: retrying } = fake();
     const started = clock.now();
@@ -441,13 +458,16 @@ describe('the core over the Data API', () => {
 
   const comparable = ({ id: _id, updated_at: _updated, approved_at: _approved, ...rest }: Record<string, unknown>) => rest;
 
+  // What a failed tool logged (its error's kind, never its text) goes into the failure message.
+  const logged: string[] = [];
+  const toolLogger = createLogger((line) => logged.push(line));
   const structured = (result: { isError?: boolean; structuredContent?: unknown }) => {
-    expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy();
+    expect(result.isError, `${JSON.stringify(result.structuredContent)} ${logged.slice(-3).join(' ')}`).toBeFalsy();
     return result.structuredContent as any;
   };
 
   it('searches by keyword and reads full guidance', async () => {
-    const tools = createToolHandlers({ sql, secrets, logger: silentLogger });
+    const tools = createToolHandlers({ sql, secrets, logger: toolLogger });
     const search = structured(await tools.search_knowledge({ query: 'password hashing algorithm for user accounts' }));
     expect(search.results[0]?.slug).toBe('hash-passwords-with-argon2id-or-bcrypt');
     expect(search.retrieval.mode).toBe('keyword_fallback');
@@ -477,7 +497,7 @@ describe('the core over the Data API', () => {
     const embedded = await embedRecords(sql, hashingEmbedder, await recordsToEmbed(sql, hashingEmbedder.model));
     expect(embedded.embedded).toBeGreaterThan(0);
     expect(await recordsToEmbed(sql, hashingEmbedder.model)).toEqual([]);
-    const tools = createToolHandlers({ sql, secrets, embedder: hashingEmbedder, logger: silentLogger });
+    const tools = createToolHandlers({ sql, secrets, embedder: hashingEmbedder, logger: toolLogger });
     const query = { query: 'password hashing algorithm for user accounts' };
     const first = structured(await tools.search_knowledge(query));
     // The test encoder hashes words, so whether its weak similarity admits a record is beside the point:

@@ -49,7 +49,9 @@ export interface DataApiFixture {
   operations: string[];
   /** Makes the next `n` requests of the given operations (default: Execute) fail with this error. */
   failNext(n: number, errorType: string, message: string, operations?: readonly string[]): void;
-  /** Forgets every pending `failNext`. */
+  /** Closes the connection of the next `n` Execute requests without an answer (the client sees ECONNRESET). */
+  dropNext(n: number): void;
+  /** Forgets every pending `failNext` and `dropNext`. */
   clearFailures(): void;
   close(): Promise<void>;
 }
@@ -348,8 +350,17 @@ export async function startDataApiFixture(options: { lockTimeoutMs?: number } = 
     throw new ServiceError(failure.errorType, failure.message);
   }
 
+  let drops = 0;
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '').split('?')[0]!;
+    if (drops > 0 && path === '/Execute') {
+      drops -= 1;
+      const text = await readBody(req);
+      calls.push({ sql: String((JSON.parse(text) as { sql?: unknown }).sql), parameters: [], transactionId: undefined });
+      req.socket.destroy();
+      return;
+    }
     const handler = req.method === 'POST' ? handlers[path] : undefined;
     let status = 200;
     let payload: object;
@@ -379,8 +390,12 @@ export async function startDataApiFixture(options: { lockTimeoutMs?: number } = 
     failNext(n, errorType, message, ops = ['Execute']) {
       failures.push({ remaining: n, errorType, message, operations: ops });
     },
+    dropNext(n) {
+      drops = n;
+    },
     clearFailures() {
       failures.length = 0;
+      drops = 0;
     },
     async close() {
       server.closeAllConnections();
