@@ -255,7 +255,7 @@ async function embedStale(store: LocalStore, embedder: Embedder | undefined, sig
   if (!embedder) return;
   try {
     const stale = await recordsToEmbed(store.sql, embedder.model);
-    const { embedded } = await embedRecords(store.sql, embedder, stale, { signal });
+    const { embedded } = await embedRecords(store.sql, embedder, stale, { signal, deferIndex: true });
     if (embedded === 0) await embedder.embed(['warm up'], signal);
     logger.info('embeddings_current', { embedded_records: embedded });
   } catch (error) {

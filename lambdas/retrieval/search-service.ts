@@ -102,7 +102,11 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
   // Requested and named technologies raise the records that declare them; they filter nothing out, so a
   // PostgreSQL record still answers a Node.js question about slow pagination (below an equally
   // relevant Node.js one).
-  const profile = deps.relevance ?? profileFor(profiles, deps.embedder, embedding.vector !== undefined);
+  // A candidate without a similarity has no passages yet (a first start still embedding, a record
+  // imported a moment ago): an encoder's profile would read that as "unlike the question", so the
+  // query is judged by the keyword profile until the store is embedded.
+  const embeddedThroughout = ranking.candidates.slice(0, JUDGED_CANDIDATES).every((c) => c.similarity !== undefined);
+  const profile = deps.relevance ?? profileFor(profiles, deps.embedder, embedding.vector !== undefined && embeddedThroughout);
   const context = searchContext(input, ranking.analysis);
   const records = await readRecords(deps, generation, ranking.candidates.slice(0, JUDGED_CANDIDATES).map((c) => c.id));
   const top = selectResults(ranking, records, input, profile);

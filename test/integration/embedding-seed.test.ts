@@ -7,10 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
-import { passagesOf } from '../../lambdas/embeddings/record-embeddings.ts';
+import { embedRecords, passagesOf, recordsToEmbed } from '../../lambdas/embeddings/record-embeddings.ts';
 import { UseLiteEmbedder } from '../../lambdas/embeddings/use-lite-embedder.ts';
 import { SeededEmbedder, loadSeed } from '../../lambdas/embeddings/embedding-seed.ts';
 import { vectorKey } from '../../lambdas/embeddings/vector-file.ts';
+import { memoryStore, seededUseLite, type MemoryStore } from '../support/store.ts';
+import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
 
 const encoder = new UseLiteEmbedder();
 const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i]!, 0);
@@ -40,4 +42,35 @@ describe('the starter corpus embedding seed', () => {
     expect(cosine(out[1]!, (await encoder.embed(['a question no record has ever been asked']))[0]!)).toBeGreaterThan(0.9999);
     expect({ seeded: seeded.seeded, computed: seeded.computed }).toEqual({ seeded: 2, computed: 1 });
   });
+});
+
+describe('a first embedding pass', () => {
+  const hasIndex = async (store: MemoryStore) =>
+    (await store.sql.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = 'record_passages_embedding_idx'"))[0]!.n === 1;
+
+  it('builds the vector index once at the end, and a pass cut short leaves the next one to build it', async () => {
+    const embedder = await seededUseLite();
+    const store = await memoryStore();
+    try {
+      const tools = createToolHandlers({ sql: store.sql, secrets: { pepper: async () => store.pepper }, embedder, logger: store.logger });
+      const firstSlug = async () =>
+        ((await tools.search_knowledge({ query: 'argon2id or bcrypt for storing user passwords' })).structuredContent as { results: { slug: string }[] })
+          .results[0]?.slug;
+      const all = await recordsToEmbed(store.sql, embedder.model);
+      const stop = new AbortController();
+      const cut = embedRecords(store.sql, embedder, all, { deferIndex: true, signal: stop.signal, onProgress: ({ done }) => done >= 32 && stop.abort() });
+      await expect(cut).rejects.toThrow();
+      // Cut short with no index: what was embedded stays, and searches still answer (by an exact scan).
+      expect(await hasIndex(store)).toBe(false);
+      expect(await recordsToEmbed(store.sql, embedder.model)).toHaveLength(all.length - 32);
+      expect(await firstSlug()).toBe('hash-passwords-with-argon2id-or-bcrypt');
+
+      const rest = await embedRecords(store.sql, embedder, await recordsToEmbed(store.sql, embedder.model), { deferIndex: true });
+      expect(rest.embedded).toBe(all.length - 32);
+      expect(await hasIndex(store)).toBe(true);
+      expect(await firstSlug()).toBe('hash-passwords-with-argon2id-or-bcrypt');
+    } finally {
+      await store.sql.close();
+    }
+  }, 120_000);
 });

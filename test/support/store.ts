@@ -38,7 +38,7 @@ export async function memoryStore(options: { starterCorpus?: boolean; embedder?:
   await migrate(sql);
   if (options.starterCorpus ?? true) await importRecords(sql, await readRecordFiles(STARTER_CORPUS_DIR), { approve: true });
   const embedder = options.embedder;
-  if (embedder) await embedRecords(sql, embedder, await recordsToEmbed(sql, embedder.model));
+  if (embedder) await embedRecords(sql, embedder, await recordsToEmbed(sql, embedder.model), { deferIndex: true });
   const pepper = randomBytes(32);
   const logs: string[] = [];
   const logger = createLogger((line) => logs.push(line));
