@@ -26,10 +26,28 @@ CREATE TABLE IF NOT EXISTS record_phrasings (
   PRIMARY KEY (phrase, record_id)
 );
 CREATE INDEX IF NOT EXISTS record_phrasings_record_idx ON record_phrasings (record_id);
+
+-- The same phrasings as lexemes (phrase 0 the title, 1… the asked_as items), so a search
+-- can tell how fully a question says one of them without analysing any text of the
+-- records: only approved records, kept in the same transaction as record_terms.
+CREATE TABLE IF NOT EXISTS record_phrase_terms (
+  record_id uuid NOT NULL REFERENCES records (id) ON DELETE CASCADE,
+  phrase    integer NOT NULL,
+  lexeme    text NOT NULL,
+  PRIMARY KEY (record_id, phrase, lexeme)
+);
 INSERT INTO record_phrasings (phrase, record_id)
 SELECT DISTINCT chatctx_phrase_key(p.phrase), r.id
   FROM records r, LATERAL (SELECT r.title AS phrase UNION ALL SELECT jsonb_array_elements_text(r.asked_as)) p
  WHERE r.status = 'approved' AND chatctx_phrase_key(p.phrase) <> ''
+ON CONFLICT DO NOTHING;
+INSERT INTO record_phrase_terms (record_id, phrase, lexeme)
+SELECT DISTINCT r.id, p.ord::int, u.lexeme
+  FROM records r,
+       LATERAL (SELECT r.title AS text, 0::bigint AS ord
+                UNION ALL SELECT e.value, e.ord FROM jsonb_array_elements_text(r.asked_as) WITH ORDINALITY AS e(value, ord)) p,
+       LATERAL unnest(to_tsvector('english', p.text)) u
+ WHERE r.status = 'approved'
 ON CONFLICT DO NOTHING;
 
 -- Query synonyms the owner adds (`chatctx policy add-synonym`), on top of the
@@ -94,23 +112,18 @@ BEGIN
                    WHERE lower(a.name) IN (SELECT lower(t) FROM jsonb_array_elements_text(p_technologies) t)))
           GROUP BY rt.record_id),
        top AS (SELECT sc.record_id, sc.score FROM scored sc ORDER BY sc.score DESC, sc.record_id LIMIT p_limit),
-       -- Each hit's phrasings (its title and asked_as items) as lexemes…
-       phr AS (
-         SELECT t.record_id, p.ord, u.lexeme
-           FROM top t JOIN records r ON r.id = t.record_id
-                CROSS JOIN LATERAL (SELECT r.title AS text, 0::bigint AS ord
-                                    UNION ALL SELECT e.value, e.ord FROM jsonb_array_elements_text(r.asked_as) WITH ORDINALITY AS e(value, ord)) p
-                CROSS JOIN LATERAL unnest(to_tsvector('english', p.text)) u),
-       -- …and the largest share of one phrasing's IDF mass the query contains.
+       -- The largest share of one of each hit's phrasings (its title, its asked_as items:
+       -- record_phrase_terms) that the query contains, by IDF mass.
        phrase AS (
          SELECT x.record_id, max(x.share) AS share
-           FROM (SELECT phr.record_id, phr.ord,
+           FROM (SELECT p.record_id, p.phrase,
                         sum(CASE WHEN qt.lexeme IS NULL THEN 0 ELSE i.idf END) / nullif(sum(i.idf), 0) AS share
-                   FROM phr CROSS JOIN s
-                        LEFT JOIN term_stats ts ON ts.lexeme = phr.lexeme
+                   FROM top t JOIN record_phrase_terms p ON p.record_id = t.record_id
+                        CROSS JOIN s
+                        LEFT JOIN term_stats ts ON ts.lexeme = p.lexeme
                         CROSS JOIN LATERAL (SELECT ln(1 + (s.n - coalesce(ts.df, 0) + 0.5) / (coalesce(ts.df, 0) + 0.5)) AS idf) i
-                        LEFT JOIN qt ON qt.lexeme = phr.lexeme
-                  GROUP BY phr.record_id, phr.ord) x
+                        LEFT JOIN qt ON qt.lexeme = p.lexeme
+                  GROUP BY p.record_id, p.phrase) x
           GROUP BY x.record_id)
   -- Which query words each hit contains (a primary-key probe per word, for the hits
   -- only), and how fully the query says one of its phrasings.

@@ -9,8 +9,10 @@
  * Term frequencies are field-weighted from the record's tsvector labels, a
  * simplified BM25F: a word in the title counts more than one in the rationale.
  *
- * The same statements keep `record_phrasings`: each approved record's title and
- * `asked_as` phrasings, by key, which the duplicates gate looks phrasings up in.
+ * The same statements keep `record_phrasings` (each approved record's title and
+ * `asked_as` phrasings, by key, which the duplicates gate looks phrasings up in) and
+ * `record_phrase_terms` (the same phrasings as lexemes, which search measures how
+ * fully a question says one of them against).
  */
 import type { Sql } from '../ports/sql.ts';
 import { uuidSet } from './record-identifiers.ts';
@@ -41,6 +43,17 @@ export async function reindexRecords(tx: Sql, recordIds: readonly string[]): Pro
     [ids],
   );
   await tx.query(`DELETE FROM record_phrasings WHERE record_id = ANY (${IDS})`, [ids]);
+  await tx.query(`DELETE FROM record_phrase_terms WHERE record_id = ANY (${IDS})`, [ids]);
+  await tx.query(
+    `INSERT INTO record_phrase_terms (record_id, phrase, lexeme)
+     SELECT DISTINCT r.id, p.ord::int, u.lexeme
+       FROM records r,
+            LATERAL (SELECT r.title AS text, 0::bigint AS ord
+                     UNION ALL SELECT e.value, e.ord FROM jsonb_array_elements_text(r.asked_as) WITH ORDINALITY AS e(value, ord)) p,
+            LATERAL unnest(to_tsvector('english', p.text)) u
+      WHERE r.id = ANY (${IDS}) AND r.status = 'approved'`,
+    [ids],
+  );
   await tx.query(
     `INSERT INTO record_phrasings (phrase, record_id)
      SELECT DISTINCT chatctx_phrase_key(p.phrase), r.id

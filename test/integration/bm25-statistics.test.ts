@@ -66,7 +66,22 @@ async function expectConsistent() {
   expect(actual.df).toEqual(expected.df);
   expect(actual.terms.map((t) => [t.lexeme, t.record_id, Number(t.tf)])).toEqual(expected.terms.map((t) => [t.lexeme, t.record_id, Number(t.tf)]));
   expect(await phrasings()).toEqual(await phrasingsFromScratch());
+  expect(await phraseTerms()).toEqual(await phraseTermsFromScratch());
 }
+
+/** Each approved record's phrasings as lexemes (what search measures a question against), kept and recomputed. */
+const phraseTerms = async () =>
+  (await store.sql.query<{ p: string }>("SELECT record_id || ' ' || phrase || ' ' || lexeme AS p FROM record_phrase_terms ORDER BY 1")).map((r) => r.p);
+const phraseTermsFromScratch = async () =>
+  (
+    await store.sql.query<{ p: string }>(
+      `SELECT DISTINCT r.id || ' ' || x.ord || ' ' || u.lexeme AS p
+         FROM records r,
+              LATERAL (SELECT r.title AS t, 0::bigint AS ord UNION ALL SELECT e.value, e.ord FROM jsonb_array_elements_text(r.asked_as) WITH ORDINALITY e(value, ord)) x,
+              LATERAL unnest(to_tsvector('english', x.t)) u
+        WHERE r.status = 'approved' ORDER BY 1`,
+    )
+  ).map((r) => r.p);
 
 /** The phrasing keys kept for the duplicates gate, and the same computed from the approved records. */
 const phrasings = async () =>
