@@ -11,8 +11,8 @@
  *
  * The same statements keep `record_phrasings` (each approved record's title and
  * `asked_as` phrasings, by key, which the duplicates gate looks phrasings up in) and
- * `record_phrase_terms` (the same phrasings as lexemes, which search measures how
- * fully a question says one of them against).
+ * `record_phrase_terms` and `record_phrase_mass` (the same phrasings as lexemes, and
+ * each one's IDF mass, which search measures how fully a question says one against).
  */
 import type { Sql } from '../ports/sql.ts';
 import { uuidSet } from './record-identifiers.ts';
@@ -85,4 +85,7 @@ export async function reindexRecords(tx: Sql, recordIds: readonly string[]): Pro
       WHERE id = 1`,
     [ids],
   );
+  // n and df moved, so every phrasing's IDF mass did: recomputed whole (one statement; a
+  // corpus of thousands of records takes a moment, and this is owner work, not a search).
+  await tx.query('SELECT chatctx_refresh_phrase_masses()');
 }

@@ -88,6 +88,13 @@ async function searchSettings(deps: SearchDeps, generation: number | undefined):
   return generation === undefined ? load() : deps.cache!.perGeneration(SETTINGS_KEY, generation, load);
 }
 
+const COVERAGE_KEY = 'coverage';
+
+/** What the corpus covers, which a no_match answer lists (one read per generation, or per answer without a cache). */
+function corpusCoverage(deps: SearchDeps, generation: number | undefined) {
+  return generation === undefined ? approvedCoverage(deps.sql) : deps.cache!.perGeneration(COVERAGE_KEY, generation, () => approvedCoverage(deps.sql));
+}
+
 /** Retrieval, applicability, the relevance profile and shaping: the answer itself. */
 async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation: number | undefined): Promise<SearchKnowledgeOutput> {
   const { synonyms, profiles } = await searchSettings(deps, generation);
@@ -135,7 +142,7 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
             judged: judgeCandidates(ranking, records, context, profile),
             threshold: profile.threshold,
             near: ranking.candidates.slice(0, NEAR_CANDIDATES).flatMap((c) => records.get(c.id) ?? []),
-            coverage: await approvedCoverage(deps.sql),
+            coverage: await corpusCoverage(deps, generation),
           })
         : [],
   };

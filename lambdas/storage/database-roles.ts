@@ -24,7 +24,7 @@ const PRIVILEGES = {
    */
   search: [
     'SELECT ON records, record_applies_to, record_sources, record_terms, term_stats, corpus_stats, record_passages',
-    'SELECT ON query_synonyms, relevance_profiles, record_phrase_terms',
+    'SELECT ON query_synonyms, relevance_profiles, record_phrase_terms, record_phrase_mass',
     'SELECT, INSERT, UPDATE ON embedding_cache',
     'INSERT ON search_events',
     'SELECT (created_at), DELETE ON search_events',

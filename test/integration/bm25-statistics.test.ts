@@ -67,7 +67,25 @@ async function expectConsistent() {
   expect(actual.terms.map((t) => [t.lexeme, t.record_id, Number(t.tf)])).toEqual(expected.terms.map((t) => [t.lexeme, t.record_id, Number(t.tf)]));
   expect(await phrasings()).toEqual(await phrasingsFromScratch());
   expect(await phraseTerms()).toEqual(await phraseTermsFromScratch());
+  const [masses, massesFromScratch] = [await phraseMasses(), await phraseMassesFromScratch()];
+  expect(masses.map((m) => m.k)).toEqual(massesFromScratch.map((m) => m.k));
+  masses.forEach((m, i) => expect(m.mass).toBeCloseTo(massesFromScratch[i]!.mass, 9));
 }
+
+/** Each phrasing's IDF mass, kept and recomputed from the phrasings' words and the current statistics. */
+const phraseMasses = async () =>
+  store.sql.query<{ k: string; mass: number }>("SELECT record_id || ' ' || phrase AS k, mass FROM record_phrase_mass ORDER BY 1");
+const phraseMassesFromScratch = async () =>
+  store.sql.query<{ k: string; mass: number }>(
+    `SELECT r.id || ' ' || x.ord AS k, sum(ln(1 + (c.n - coalesce(ts.df, 0) + 0.5) / (coalesce(ts.df, 0) + 0.5))) AS mass
+       FROM records r
+            CROSS JOIN LATERAL (SELECT r.title AS t, 0::bigint AS ord UNION ALL SELECT e.value, e.ord FROM jsonb_array_elements_text(r.asked_as) WITH ORDINALITY e(value, ord)) x
+            CROSS JOIN LATERAL (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', x.t)) u) w
+            CROSS JOIN corpus_stats c
+            LEFT JOIN term_stats ts ON ts.lexeme = w.lexeme
+      WHERE r.status = 'approved' AND c.id = 1
+      GROUP BY r.id, x.ord ORDER BY 1`,
+  );
 
 /** Each approved record's phrasings as lexemes (what search measures a question against), kept and recomputed. */
 const phraseTerms = async () =>
