@@ -109,11 +109,12 @@ const DENSE_PASSAGES = 40;
 
 export async function searchCandidates(sql: Sql, query: KeywordQuery, vector: QueryVector | undefined, options: CandidateOptions): Promise<Candidates> {
   const technologies = options.filter.technologies;
-  // The nearest passages the dense side reads (HNSW ef_search): several can be one record's, and
-  // every keyword hit gets its exact similarity anyway, so the dense side only adds records the
-  // words missed. 40 answered the tune halves exactly as 100 did (20 lost a few), at a quarter
-  // of the statement's cost on the starter corpus's 1,458 passages.
-  const passages = Math.max(DENSE_PASSAGES, Math.ceil(options.pool * 0.8));
+  // The nearest passages the dense side reads (HNSW ef_search); several can be one record's.
+  // Beside keyword search every keyword hit gets its exact similarity anyway, so the dense side
+  // only adds records the words missed: 40 answered the guidance tune halves exactly as 100 did
+  // (20 lost a few), at a quarter of the statement's cost on the starter corpus's 1,458
+  // passages. Alone, it must fill the pool itself.
+  const passages = options.keyword ? Math.max(DENSE_PASSAGES, Math.ceil(options.pool * 0.8)) : Math.max(DENSE_PASSAGES, options.pool * 2);
   const rows = await sql.query<Row>(
     'SELECT * FROM chatctx_candidates($1, $2::jsonb, $3::vector, $4, $5::jsonb, $6::int, $7::int, $8::float8, $9::float8, $10::boolean)',
     [
