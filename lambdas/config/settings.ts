@@ -149,6 +149,8 @@ function parseRedirectAllowlist(raw: string): readonly string[] {
     .filter((item) => item.length > 0);
   for (const entry of entries) {
     if (!/^https:\/\/[^/\s*]+\/\S*$/.test(entry)) throw new Error('must list https:// URLs with a path, comma-separated');
+    // A wildcard only as a whole last segment: `https://host/path/*` (oauth/redirect-uris.ts).
+    if (entry.includes('*') && !(entry.endsWith('/*') && entry.indexOf('*') === entry.length - 1)) throw new Error('may end in /* and hold no other *');
   }
   return entries;
 }
@@ -199,7 +201,7 @@ export const SETTINGS = {
       env: 'CHATCTX_OAUTH_REDIRECT_ALLOWLIST',
       runtimes: BOTH,
       description:
-        'OAuth redirect URIs a connector client may register or name (exact `https://` URLs; a trailing `*` allows any continuation), comma-separated; `http://localhost`, `127.0.0.1` and `[::1]` on any port are always allowed for desktop clients. The default names the claude.ai and ChatGPT connector callbacks',
+        'OAuth redirect URIs a connector client may register or name (exact `https://` URLs; a last segment `/*` allows any path below it on the same host, without a query), comma-separated; `http://localhost`, `127.0.0.1` and `[::1]` on any port are always allowed for desktop clients. The default names the claude.ai and ChatGPT connector callbacks',
     },
     parseRedirectAllowlist,
     OAUTH_CONNECTOR_CALLBACKS,

@@ -8,12 +8,14 @@
  *   whose JSON document (fetched bounded, timed, without redirects) names the
  *   client and its redirect URIs. Nothing about such a client is stored.
  *
- * Either way every redirect URI must be allowed: a loopback `http` URL (any port,
- * for desktop clients, as RFC 8252 asks) or an entry of the configured allow-list
- * (`CHATCTX_OAUTH_REDIRECT_ALLOWLIST`; a trailing `*` allows any continuation).
+ * Either way every redirect URI must be allowed (`redirect-uris.ts`): a loopback
+ * `http` URL (any port, for desktop clients, as RFC 8252 asks) or an entry of the
+ * configured allow-list (`CHATCTX_OAUTH_REDIRECT_ALLOWLIST`; a last segment `/*`
+ * allows any path below it), each parsed and matched exactly, never as a raw prefix.
  */
 import { readBounded } from '../streams/bounded-read.ts';
 import { hashOAuthSecret, newSecret } from './oauth-crypto.ts';
+import { LOOPBACK_HOSTS, redirectAllowed } from './redirect-uris.ts';
 import type { OAuthStore } from './oauth-store.ts';
 
 /** A client as the authorization and token endpoints see it. */
@@ -49,7 +51,6 @@ export class ClientError extends Error {
 const METADATA_DOCUMENT_MAX_BYTES = 5 * 1024;
 const REGISTRATION_DAYS = 365;
 const MAX_REDIRECT_URIS = 10;
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 export class ClientDirectory {
   constructor(private readonly options: ClientDirectoryOptions) {}
@@ -91,7 +92,7 @@ export class ClientDirectory {
   }
 
   redirectAllowed(uri: string): boolean {
-    return isLoopbackRedirect(uri) || this.options.redirectAllowlist.some((entry) => (entry.endsWith('*') ? uri.startsWith(entry.slice(0, -1)) : uri === entry));
+    return redirectAllowed(uri, this.options.redirectAllowlist);
   }
 
   private checkRedirectUris(value: unknown): string[] {
@@ -126,11 +127,6 @@ export class ClientDirectory {
     const redirectUris = this.checkRedirectUris(document.redirect_uris);
     return { name: typeof document.client_name === 'string' ? document.client_name.slice(0, 200) : undefined, redirectUris };
   }
-}
-
-function isLoopbackRedirect(uri: string): boolean {
-  const url = parseUrl(uri);
-  return url !== undefined && url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname) && url.username === '' && url.hash === '';
 }
 
 /** https, a path beyond `/`, no credentials or fragment, and a host name that is not loopback or an IP literal. */

@@ -69,17 +69,20 @@ describe('OAuth on the local server', () => {
     expect(await root.json()).toEqual(found.resource);
   });
 
-  it('registers a loopback client dynamically, and refuses a redirect URI off the allow-list', async () => {
+  it('registers a loopback client dynamically, and refuses a redirect URI off the allow-list or escaping its wildcard', async () => {
     client = await registerClient(found.issuer, { metadata: found.server, clientMetadata: { client_name: 'Desktop connector', redirect_uris: [REDIRECT] }, fetchFn: fetch });
     expect(client.client_id).toMatch(/^kb_client_/);
     expect(client.token_endpoint_auth_method).toBe('none');
-    const refused = await fetch(`${origin}/oauth/register`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ redirect_uris: ['https://attacker.example/callback'] }),
-    });
-    expect(refused.status).toBe(400);
-    expect((await refused.json()).error).toBe('invalid_redirect_uri');
+    // The last one is under the default `https://chatgpt.com/connector/oauth/*` as text, and resolves outside it.
+    for (const uri of ['https://attacker.example/callback', 'https://chatgpt.com/connector/oauth/../../evil-path?x=1']) {
+      const refused = await fetch(`${origin}/oauth/register`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: [uri] }),
+      });
+      expect(refused.status, uri).toBe(400);
+      expect((await refused.json()).error).toBe('invalid_redirect_uri');
+    }
   });
 
   it('shows a consent page that refuses a wrong key and a form posted without its cookie', async () => {
