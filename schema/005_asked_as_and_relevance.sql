@@ -46,19 +46,26 @@ CREATE TABLE IF NOT EXISTS record_phrase_mass (
   mass      float8 NOT NULL,
   PRIMARY KEY (record_id, phrase)
 );
-INSERT INTO record_phrasings (phrase, record_id)
-SELECT DISTINCT chatctx_phrase_key(p.phrase), r.id
-  FROM records r, LATERAL (SELECT r.title AS phrase UNION ALL SELECT jsonb_array_elements_text(r.asked_as)) p
- WHERE r.status = 'approved' AND chatctx_phrase_key(p.phrase) <> ''
-ON CONFLICT DO NOTHING;
-INSERT INTO record_phrase_terms (record_id, phrase, lexeme)
-SELECT DISTINCT r.id, p.ord::int, u.lexeme
-  FROM records r,
-       LATERAL (SELECT r.title AS text, 0::bigint AS ord
-                UNION ALL SELECT e.value, e.ord FROM jsonb_array_elements_text(r.asked_as) WITH ORDINALITY AS e(value, ord)) p,
-       LATERAL unnest(to_tsvector('english', p.text)) u
- WHERE r.status = 'approved'
-ON CONFLICT DO NOTHING;
+-- Re-derives both phrasing tables for these records from what they say now (only
+-- approved records have rows); reindexing calls it in its transaction
+-- (lambdas/records/bm25-index.ts), and this migration for every existing record.
+CREATE OR REPLACE FUNCTION chatctx_index_phrasings(p_ids uuid[]) RETURNS void
+LANGUAGE sql VOLATILE AS $fn$
+  DELETE FROM record_phrasings WHERE record_id = ANY (p_ids);
+  DELETE FROM record_phrase_terms WHERE record_id = ANY (p_ids);
+  INSERT INTO record_phrasings (phrase, record_id)
+  SELECT DISTINCT chatctx_phrase_key(p.phrase), r.id
+    FROM records r, LATERAL (SELECT r.title AS phrase UNION ALL SELECT jsonb_array_elements_text(r.asked_as)) p
+   WHERE r.id = ANY (p_ids) AND r.status = 'approved' AND chatctx_phrase_key(p.phrase) <> '';
+  INSERT INTO record_phrase_terms (record_id, phrase, lexeme)
+  SELECT DISTINCT r.id, p.ord::int, u.lexeme
+    FROM records r,
+         LATERAL (SELECT r.title AS text, 0::bigint AS ord
+                  UNION ALL SELECT e.value, e.ord FROM jsonb_array_elements_text(r.asked_as) WITH ORDINALITY AS e(value, ord)) p,
+         LATERAL unnest(to_tsvector('english', p.text)) u
+   WHERE r.id = ANY (p_ids) AND r.status = 'approved';
+$fn$;
+SELECT chatctx_index_phrasings(ARRAY(SELECT id FROM records));
 
 -- Recomputes every phrasing's IDF mass from the current statistics; reindexing calls
 -- it last, in its transaction (lambdas/records/bm25-index.ts).

@@ -42,25 +42,8 @@ export async function reindexRecords(tx: Sql, recordIds: readonly string[]): Pro
       WHERE id = 1`,
     [ids],
   );
-  await tx.query(`DELETE FROM record_phrasings WHERE record_id = ANY (${IDS})`, [ids]);
-  await tx.query(`DELETE FROM record_phrase_terms WHERE record_id = ANY (${IDS})`, [ids]);
-  await tx.query(
-    `INSERT INTO record_phrase_terms (record_id, phrase, lexeme)
-     SELECT DISTINCT r.id, p.ord::int, u.lexeme
-       FROM records r,
-            LATERAL (SELECT r.title AS text, 0::bigint AS ord
-                     UNION ALL SELECT e.value, e.ord FROM jsonb_array_elements_text(r.asked_as) WITH ORDINALITY AS e(value, ord)) p,
-            LATERAL unnest(to_tsvector('english', p.text)) u
-      WHERE r.id = ANY (${IDS}) AND r.status = 'approved'`,
-    [ids],
-  );
-  await tx.query(
-    `INSERT INTO record_phrasings (phrase, record_id)
-     SELECT DISTINCT chatctx_phrase_key(p.phrase), r.id
-       FROM records r, LATERAL (SELECT r.title AS phrase UNION ALL SELECT jsonb_array_elements_text(r.asked_as)) p
-      WHERE r.id = ANY (${IDS}) AND r.status = 'approved' AND chatctx_phrase_key(p.phrase) <> ''`,
-    [ids],
-  );
+  // record_phrasings and record_phrase_terms (schema/005_asked_as_and_relevance.sql).
+  await tx.query(`SELECT chatctx_index_phrasings(${IDS})`, [ids]);
   // Lexemes whose df fell to 0 keep their row: a zero df reads exactly like an absent
   // one, and sweeping them would scan the whole table on every change.
   // Put back the approved ones.

@@ -112,10 +112,11 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
   // A candidate without a similarity has no passages yet (a first start still embedding, a record
   // imported a moment ago): an encoder's profile would read that as "unlike the question", so the
   // query is judged by the keyword profile until the store is embedded.
-  const embeddedThroughout = ranking.candidates.slice(0, JUDGED_CANDIDATES).every((c) => c.similarity !== undefined);
+  const judged = ranking.candidates.slice(0, JUDGED_CANDIDATES);
+  const embeddedThroughout = judged.every((c) => c.similarity !== undefined);
   const profile = deps.relevance ?? profileFor(profiles, deps.embedder, embedding.vector !== undefined && embeddedThroughout);
   const context = searchContext(input, ranking.analysis);
-  const records = await readRecords(deps, generation, ranking.candidates.slice(0, JUDGED_CANDIDATES).map((c) => c.id));
+  const records = await readRecords(deps, generation, judged.map((c) => c.id));
   const top = selectResults(ranking, records, input, profile);
   const mode = top.length === 0 ? 'no_match' : embedding.vector ? 'hybrid' : 'keyword_fallback';
   // The technologies asked for or named were dropped to answer: nothing shown declares any of them.
