@@ -262,15 +262,21 @@ records
   .option('--out <file>', 'where to write the draft (default: <slug>.json in this folder); never overwritten')
   .action(async (opts: { fromUrl: string; out?: string }) => {
     if (opts.out && existsSync(resolve(opts.out))) throw new ValidationError(`${resolve(opts.out)} already exists; it was left as it is. Name another file with --out.`);
-    const limits = readSettings(process.env, ['draftMaxBytes', 'draftTimeoutSeconds', 'excerptMaxWords', 'defaultLicense']);
+    const limits = readSettings(process.env, ['draftMaxBytes', 'draftTimeoutSeconds', 'excerptMaxWords', 'defaultLicense', 'draftPrivateAddresses']);
     const { draftFromUrl } = await import('../lambdas/records/record-draft.ts');
-    const { draft, passages, final_url } = await draftFromUrl(opts.fromUrl, {
-      maxBytes: limits.draftMaxBytes,
-      timeoutMs: limits.draftTimeoutSeconds * 1000,
-      excerptMaxWords: limits.excerptMaxWords,
-      // `none` means a record must state its own license: the draft leaves it for the owner.
-      license: limits.defaultLicense === 'none' ? '' : limits.defaultLicense,
-    });
+    const { UntrustedFetcher } = await import('../lambdas/streams/untrusted-fetch.ts');
+    const fetcher = new UntrustedFetcher(limits.draftPrivateAddresses ? { allowAddress: () => true } : {});
+    const { draft, passages, final_url } = await draftFromUrl(
+      opts.fromUrl,
+      {
+        maxBytes: limits.draftMaxBytes,
+        timeoutMs: limits.draftTimeoutSeconds * 1000,
+        excerptMaxWords: limits.excerptMaxWords,
+        // `none` means a record must state its own license: the draft leaves it for the owner.
+        license: limits.defaultLicense === 'none' ? '' : limits.defaultLicense,
+      },
+      fetcher,
+    );
     const file = resolve(opts.out ?? `${draft.slug}.json`);
     await writeNewFile(file, JSON.stringify(draft, null, 2) + '\n');
     const publisher = draft.sources[0].publisher;

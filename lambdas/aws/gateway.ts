@@ -12,8 +12,8 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createMcpHttpHandler, type McpHttpDeps } from '../protocol/mcp-http-handler.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
-import { CachedKeyResolver } from '../auth/cached-key-resolver.ts';
-import { OAuthKeyResolver, withOAuthChallenge } from '../oauth/access-token-resolver.ts';
+import { oauthKeyResolver, withOAuthChallenge, type OAuthKeyResolver } from '../oauth/access-token-resolver.ts';
+import type { UntrustedFetcher } from '../streams/untrusted-fetch.ts';
 import { createOAuthRoutes, type OAuthRoutes } from '../oauth/oauth-routes.ts';
 import { readSettings, type Environment } from '../config/settings.ts';
 import type { Logger } from '../ports/logger.ts';
@@ -39,20 +39,31 @@ export function createGatewayHandler(deps: McpHttpDeps, oauth?: OAuthRoutes): Ga
   return async (event) => {
     const request = toRequest(event);
     const baseUrl = stageBaseUrl(event);
-    const answered = oauth && (await oauth(request, baseUrl));
-    return toResult(answered ?? (await handle(request, { clientIp: clientIpOf(event) }, baseUrl)));
+    const clientIp = clientIpOf(event);
+    const answered = oauth && (await oauth(request, baseUrl, clientIp));
+    return toResult(answered ?? (await handle(request, { clientIp }, baseUrl)));
   };
 }
 
-/** The OAuth endpoints over the gateway's database role, pepper and key resolver. */
-export function gatewayOAuthRoutes(env: Environment, deps: McpHttpDeps, options: { readonly fetch?: typeof fetch } = {}): OAuthRoutes {
+/**
+ * The OAuth endpoints over the gateway's database role, pepper, key resolver and
+ * quota table (which also counts the per-address OAuth limits).
+ */
+export function gatewayOAuthRoutes(env: Environment, deps: McpHttpDeps, options: { readonly fetcher?: UntrustedFetcher } = {}): OAuthRoutes {
+  const settings = readSettings(env, ['oauthRedirectAllowlist', 'oauthRegistrationsPerHour', 'oauthPendingClientsMax']);
+  const keys = deps.keys as { forget?(): void };
   return createOAuthRoutes({
     sql: dataApiSql(env),
     secrets: deps.secrets,
     keys: deps.keys,
-    redirectAllowlist: readSettings(env, ['oauthRedirectAllowlist']).oauthRedirectAllowlist,
+    redirectAllowlist: settings.oauthRedirectAllowlist,
     logger: deps.logger,
-    fetch: options.fetch,
+    quota: deps.quota,
+    registrationsPerHour: settings.oauthRegistrationsPerHour,
+    pendingClientsMax: settings.oauthPendingClientsMax,
+    fetcher: options.fetcher,
+    // Only this instance's cache: others drop a revoked family's access tokens within `keyCacheSeconds`.
+    onRevoked: () => keys.forget?.(),
     now: deps.now,
   });
 }
@@ -68,7 +79,7 @@ export function gatewayDeps(env: Environment, logger: Logger): McpHttpDeps {
       allowedOrigins: settings.allowedOrigins,
       getStream: { mode: 'close', retryMs: GET_STREAM_RETRY_MS },
     },
-    keys: gatewayKeys(new KeyRepository(dataApiSql(env), secrets), secrets, settings.keyCacheSeconds * 1000),
+    keys: gatewayKeys(env, new KeyRepository(dataApiSql(env), secrets), secrets, settings.keyCacheSeconds * 1000),
     quota: quotaStore(env),
     secrets,
     invoker: new LambdaToolInvoker({ functionNames: toolFunctionNames(env) }),
@@ -76,8 +87,7 @@ export function gatewayDeps(env: Environment, logger: Logger): McpHttpDeps {
   };
 }
 
-/** API keys, and OAuth access tokens by the key they stand for, each answered from memory for `maxAgeMs`. */
-function gatewayKeys(repository: KeyRepository, secrets: McpHttpDeps['secrets'], maxAgeMs: number): OAuthKeyResolver {
-  const byId = { resolve: (id: string) => repository.resolveById(id) };
-  return new OAuthKeyResolver(new CachedKeyResolver(repository, { maxAgeMs }), new CachedKeyResolver(byId, { maxAgeMs }), secrets);
+/** API keys, and OAuth access tokens by the key and token family they stand for, each answered from memory for `maxAgeMs`. */
+function gatewayKeys(env: Environment, repository: KeyRepository, secrets: McpHttpDeps['secrets'], maxAgeMs: number): OAuthKeyResolver {
+  return oauthKeyResolver(repository, dataApiSql(env), secrets, { maxAgeMs });
 }

@@ -207,6 +207,22 @@ export const SETTINGS = {
     OAUTH_CONNECTOR_CALLBACKS,
     OAUTH_CONNECTOR_CALLBACKS.join(','),
   ),
+  oauthRegistrationsPerHour: integer({
+    env: 'CHATCTX_OAUTH_REGISTRATIONS_PER_HOUR',
+    runtimes: BOTH,
+    min: 1,
+    max: 10_000,
+    default: 10,
+    description: 'OAuth client registrations accepted per client IP per hour (and five times that per UTC day); more get 429 with `Retry-After`',
+  }),
+  oauthPendingClientsMax: integer({
+    env: 'CHATCTX_OAUTH_PENDING_CLIENTS_MAX',
+    runtimes: BOTH,
+    min: 1,
+    max: 1_000_000,
+    default: 1000,
+    description: 'OAuth clients registered but not yet used that the store holds at most (each expires 24 h after registration unless someone consents to it); more get 503 with `Retry-After`',
+  }),
   trustedProxies: list({
     env: 'CHATCTX_TRUSTED_PROXIES',
     runtimes: LOCAL,
@@ -257,6 +273,12 @@ export const SETTINGS = {
     max: 120,
     default: 10,
     description: 'seconds `records draft --from-url` waits for a page, redirects and body included',
+  }),
+  draftPrivateAddresses: flag({
+    env: 'CHATCTX_DRAFT_PRIVATE_ADDRESSES',
+    runtimes: LOCAL,
+    default: false,
+    description: 'let `records draft --from-url` read pages on loopback and private addresses (an intranet copy of a public page); off, only public addresses are fetched',
   }),
   embeddings: oneOf({
     env: 'CHATCTX_EMBEDDINGS',

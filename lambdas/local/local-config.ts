@@ -33,6 +33,10 @@ export interface LocalConfig {
   readonly searchEventRetentionDays: number;
   /** OAuth redirect URIs allowed besides loopback ones. */
   readonly oauthRedirectAllowlist: readonly string[];
+  /** OAuth client registrations per client IP per hour. */
+  readonly oauthRegistrationsPerHour: number;
+  /** Unconfirmed OAuth client registrations held at most. */
+  readonly oauthPendingClientsMax: number;
 }
 
 export function readLocalConfig(env: Environment = process.env): LocalConfig {
@@ -51,6 +55,8 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     'bedrockModelId',
     'searchEventRetentionDays',
     'oauthRedirectAllowlist',
+    'oauthRegistrationsPerHour',
+    'oauthPendingClientsMax',
   ]);
   const ownHosts = ['0.0.0.0', '::'].includes(s.host) ? [] : [s.host.includes(':') ? `[${s.host}]` : s.host];
   const hosts = [...LOOPBACK_HOSTS, ...ownHosts, ...s.allowedHosts];
@@ -70,5 +76,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     bedrockModelId: s.bedrockModelId,
     searchEventRetentionDays: s.searchEventRetentionDays,
     oauthRedirectAllowlist: s.oauthRedirectAllowlist,
+    oauthRegistrationsPerHour: s.oauthRegistrationsPerHour,
+    oauthPendingClientsMax: s.oauthPendingClientsMax,
   };
 }

@@ -36,8 +36,8 @@ import { InProcessToolInvoker } from '../tools/in-process-invoker.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
 import { SqlQuotaStore } from '../quota/sql-quota-store.ts';
 import { MirroredQuotaStore } from '../quota/mirrored-quota-store.ts';
-import { CachedKeyResolver } from '../auth/cached-key-resolver.ts';
-import { OAuthKeyResolver, withOAuthChallenge } from '../oauth/access-token-resolver.ts';
+import { oauthKeyResolver, withOAuthChallenge } from '../oauth/access-token-resolver.ts';
+import type { UntrustedFetcher } from '../streams/untrusted-fetch.ts';
 import { createOAuthRoutes } from '../oauth/oauth-routes.ts';
 import { checkOrigin } from '../protocol/request-guards.ts';
 import { utcDay } from '../quota/quota-clock.ts';
@@ -70,15 +70,15 @@ export interface StartOptions {
   readonly drainMs?: number;
   /** How long to wait for a CLI command that holds the data directory. @default 60000 */
   readonly waitMs?: number;
-  /** Fetches OAuth client metadata documents; tests serve theirs through it. @default fetch */
-  readonly oauthFetch?: typeof fetch;
+  /** Fetches OAuth client metadata documents; tests serve theirs through it. @default public addresses only */
+  readonly oauthFetcher?: UntrustedFetcher;
 }
 
 /** What answers requests once the store is open. */
 interface Ready {
   readonly handle: McpHttpHandler;
   /** The OAuth endpoints (`oauth/oauth-routes.ts`); undefined for any other path. */
-  readonly oauth: (request: Request) => Promise<Response | undefined>;
+  readonly oauth: (request: Request, clientIp: string) => Promise<Response | undefined>;
   readonly serveAdmin: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }
 
@@ -115,7 +115,7 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     await warmUp(store, embedder, encoderWarm, logger);
     // Read at start so an owner sees which relevance profile answers, and whether this store calibrated it.
     logger.info('relevance_profile', await activeProfile(store.sql, embedder));
-    ready(await answering(store, embedder, events, config, logger, admin.token, options.oauthFetch));
+    ready(await answering(store, embedder, events, config, logger, admin.token, options.oauthFetcher));
     logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', created: store.created });
     stops.push(retainSearchEvents(store, config.searchEventRetentionDays, logger));
 
@@ -210,11 +210,11 @@ async function answering(
   config: LocalConfig,
   logger: Logger,
   adminToken: string,
-  oauthFetch?: typeof fetch,
+  oauthFetcher?: UntrustedFetcher,
 ): Promise<Ready> {
   const handlers = createToolHandlers({ sql: store.sql, secrets: store.secrets, embedder, logger, events, cache: new SearchCache() });
   const repository = new KeyRepository(store.sql, store.secrets);
-  const keys = new OAuthKeyResolver(new CachedKeyResolver(repository), new CachedKeyResolver({ resolve: (id) => repository.resolveById(id) }), store.secrets);
+  const keys = oauthKeyResolver(repository, store.sql, store.secrets);
   const counters = new SqlQuotaStore(store.sql);
   const quota = await MirroredQuotaStore.open(counters, utcDay(new Date()), (day) => counters.counters(day));
   const mcp = createMcpHttpHandler({
@@ -239,10 +239,21 @@ async function answering(
   };
   const challenged = withOAuthChallenge(mcp, { secrets: store.secrets });
   const handle: McpHttpHandler = (request, context) => challenged(request, context, new URL(request.url).origin);
-  const routes = createOAuthRoutes({ sql: store.sql, secrets: store.secrets, keys, redirectAllowlist: config.oauthRedirectAllowlist, logger, fetch: oauthFetch });
+  const routes = createOAuthRoutes({
+    sql: store.sql,
+    secrets: store.secrets,
+    keys,
+    redirectAllowlist: config.oauthRedirectAllowlist,
+    logger,
+    quota,
+    registrationsPerHour: config.oauthRegistrationsPerHour,
+    pendingClientsMax: config.oauthPendingClientsMax,
+    fetcher: oauthFetcher,
+    onRevoked: () => keys.forget(),
+  });
   // The OAuth pages and endpoints answer only for this server's Host names (DNS rebinding), from any Origin.
-  const oauth = async (request: Request) =>
-    checkOrigin(request, { allowedHosts: config.allowedHosts, allowedOrigins: ['*'] }) ? undefined : routes(request, new URL(request.url).origin);
+  const oauth = async (request: Request, ip: string) =>
+    checkOrigin(request, { allowedHosts: config.allowedHosts, allowedOrigins: ['*'] }) ? undefined : routes(request, new URL(request.url).origin, ip);
   return { handle, oauth, serveAdmin: createAdminEndpoint(admin, adminToken, logger) };
 }
 
@@ -275,7 +286,8 @@ async function bindMcp(config: LocalConfig, whenReady: Promise<Ready>, drainMs: 
     const file = site(request);
     if (file) return file;
     const { handle, oauth } = await whenReady;
-    return (await oauth(request)) ?? handle(request, { clientIp: clientIp(env.incoming as IncomingMessage, config.trustedProxies) });
+    const ip = clientIp(env.incoming as IncomingMessage, config.trustedProxies);
+    return (await oauth(request, ip)) ?? handle(request, { clientIp: ip });
   });
   const requests = tracked(listener);
   // Request timeouts are checked this often (Node's default, 30 s, would let a trickle run past them).

@@ -24,6 +24,8 @@ export interface AccessTokenClaims {
   readonly clientHash: string;
   /** Expiry, epoch seconds. */
   readonly expiresAt: number;
+  /** The token family it was issued in (absent from tokens issued before families existed). */
+  readonly familyId?: string;
 }
 
 /** A key for one purpose, derived from the pepper (HKDF-SHA256), so no two purposes share a key. */
@@ -36,7 +38,7 @@ export function isAccessTokenShaped(token: string): boolean {
 }
 
 export function signAccessToken(pepper: Buffer, claims: AccessTokenClaims): string {
-  const payload = Buffer.from(JSON.stringify({ k: claims.keyId, a: claims.audience, c: claims.clientHash, e: claims.expiresAt })).toString('base64url');
+  const payload = Buffer.from(JSON.stringify({ k: claims.keyId, a: claims.audience, c: claims.clientHash, e: claims.expiresAt, f: claims.familyId })).toString('base64url');
   return `${ACCESS_TOKEN_PREFIX}${payload}.${signature(pepper, payload)}`;
 }
 
@@ -47,7 +49,7 @@ export function verifyAccessToken(pepper: Buffer, token: string, nowMs: number):
   const expected = Buffer.from(signature(pepper, payload), 'base64url');
   const given = Buffer.from(mac, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
-  let raw: { k?: unknown; a?: unknown; c?: unknown; e?: unknown };
+  let raw: { k?: unknown; a?: unknown; c?: unknown; e?: unknown; f?: unknown };
   try {
     raw = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
   } catch {
@@ -55,7 +57,8 @@ export function verifyAccessToken(pepper: Buffer, token: string, nowMs: number):
   }
   if (typeof raw.k !== 'string' || typeof raw.a !== 'string' || typeof raw.c !== 'string' || typeof raw.e !== 'number') return undefined;
   if (raw.e * 1000 <= nowMs) return undefined;
-  return { keyId: raw.k, audience: raw.a, clientHash: raw.c, expiresAt: raw.e };
+  if (raw.f !== undefined && typeof raw.f !== 'string') return undefined;
+  return { keyId: raw.k, audience: raw.a, clientHash: raw.c, expiresAt: raw.e, ...(raw.f === undefined ? {} : { familyId: raw.f }) };
 }
 
 function signature(pepper: Buffer, payload: string): string {

@@ -11,19 +11,36 @@
  *   POST /oauth/register    dynamic client registration (RFC 7591)
  *
  * A grant stands for the API key a person pasted: the access token it yields is
- * signed, lasts an hour, names the key's id and the MCP resource URL, and is
- * checked on each tool call like the key itself (`access-token-resolver.ts`).
- * It does not authenticate MCP requests and knows nothing of quotas.
+ * signed, lasts an hour, names the key's id, its token family and the MCP resource
+ * URL, and is checked on each tool call like the key itself
+ * (`access-token-resolver.ts`). It does not authenticate MCP requests and knows
+ * nothing of tool quotas.
+ *
+ * Against replay (RFC 9700 §4.14, RFC 6749 §4.1.2): everything issued from one
+ * code is a family; a refresh token or a code used a second time revokes its
+ * family, so whoever holds a stolen token loses it the moment either side uses
+ * the old one. Against guessing and flooding: the consent form counts wrong keys
+ * per caller address and makes the address wait (an hour, then the rest of the
+ * day); registration and metadata document fetches are throttled per address
+ * (`oauth-clients.ts`). Every request is logged (`oauth_request`: path, method,
+ * status, duration) and every refusal that matters for security is a log line
+ * with a `security_event` field (never a token, key or code), which the stack
+ * counts in a metric.
  */
 import { createHash } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../ports/logger.ts';
+import type { QuotaStore } from '../ports/quota-store.ts';
 import type { Secrets } from '../ports/secrets.ts';
 import type { Sql } from '../ports/sql.ts';
+import { AddressThrottle, type ThrottleRule } from '../quota/address-throttle.ts';
+import { UntrustedFetcher } from '../streams/untrusted-fetch.ts';
 import type { KeyResolver } from '../auth/bearer.ts';
 import { isWellFormedApiKey } from '../auth/api-keys.ts';
 import { readBounded } from '../streams/bounded-read.ts';
-import { ClientDirectory, ClientError, type OAuthClient } from './oauth-clients.ts';
+import { ClientDirectory, ClientError, ClientLimitError, type OAuthClient } from './oauth-clients.ts';
 import { OAuthStore, type Grant } from './oauth-store.ts';
+import { redirectMatches } from './redirect-uris.ts';
 import { hashOAuthSecret, newSecret, signAccessToken } from './oauth-crypto.ts';
 import { AUTHORIZE_PARAMS, PAGE_HEADERS, consentPage, csrfCookieHeader, csrfValid, errorPage, newCsrf } from './consent-page.ts';
 
@@ -35,15 +52,26 @@ export interface OAuthRoutesDeps {
   /** Redirect URIs allowed besides loopback ones (`CHATCTX_OAUTH_REDIRECT_ALLOWLIST`). */
   readonly redirectAllowlist: readonly string[];
   readonly logger: Logger;
-  /** Fetches client metadata documents. @default fetch */
-  readonly fetch?: typeof fetch;
+  /** Counts the per-address limits (registrations, consent failures, document fetches). */
+  readonly quota: QuotaStore;
+  /** Registrations per caller address per hour (`CHATCTX_OAUTH_REGISTRATIONS_PER_HOUR`). */
+  readonly registrationsPerHour: number;
+  /** Unconfirmed registrations held at most (`CHATCTX_OAUTH_PENDING_CLIENTS_MAX`). */
+  readonly pendingClientsMax: number;
+  /** Fetches client metadata documents. @default public addresses through the system resolver */
+  readonly fetcher?: UntrustedFetcher;
+  /** Called when a token family is revoked, so cached access-token lookups are dropped. */
+  readonly onRevoked?: () => void;
   readonly now?: () => Date;
   /** Path of the MCP endpoint under the base URL. @default '/mcp' */
   readonly mcpPath?: string;
 }
 
-/** `baseUrl` is the public URL the paths hang from: the server's origin, or the API stage's URL. */
-export type OAuthRoutes = (request: Request, baseUrl: string) => Promise<Response | undefined>;
+/**
+ * `baseUrl` is the public URL the paths hang from: the server's origin, or the API
+ * stage's URL; `clientIp` is the caller's address, for the per-address limits.
+ */
+export type OAuthRoutes = (request: Request, baseUrl: string, clientIp: string) => Promise<Response | undefined>;
 
 /** Access tokens last an hour: a revoked key's connector stops within that time at most (sooner, by the key cache). */
 export const ACCESS_TOKEN_SECONDS = 3600;
@@ -51,52 +79,83 @@ const CODE_SECONDS = 300;
 const REFRESH_TOKEN_DAYS = 30;
 const BODY_MAX_BYTES = 16 * 1024;
 const PKCE_PATTERN = /^[A-Za-z0-9._~-]{43,128}$/;
+/** Registration bodies: 5 redirect URIs of 512 characters and a name fit with room to spare. */
+const REGISTRATION_MAX_BYTES = 4 * 1024;
+/** Wrong keys on the consent form per caller address: then the rest of the hour, then of the day. */
+const CONSENT_FAILURE_RULE: ThrottleRule = { name: 'consent', perHour: 10, perDay: 30 };
 
 /** Where the protected resource metadata of the MCP endpoint lives (RFC 9728, path-suffixed). */
 export function resourceMetadataUrl(baseUrl: string, mcpPath = '/mcp'): string {
   return `${baseUrl}/.well-known/oauth-protected-resource${mcpPath}`;
 }
 
-type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_target' | 'invalid_redirect_uri' | 'invalid_client_metadata';
+type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unsupported_grant_type'
+  | 'invalid_target'
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata'
+  | 'temporarily_unavailable';
 
 export function createOAuthRoutes(deps: OAuthRoutesDeps): OAuthRoutes {
   const server = new OAuthServer(deps);
-  return (request, baseUrl) => server.answer(request, baseUrl);
+  return (request, baseUrl, clientIp) => server.answer(request, baseUrl, clientIp);
 }
 
-type Route = { readonly methods: readonly string[]; readonly cors: boolean; readonly answer: (request: Request, baseUrl: string) => Promise<Response> };
+type Caller = { readonly base: string; readonly ip: string };
+type Route = { readonly methods: readonly string[]; readonly cors: boolean; readonly answer: (request: Request, caller: Caller) => Promise<Response> };
 
 class OAuthServer {
   private readonly now: () => Date;
   private readonly mcpPath: string;
   private readonly store: OAuthStore;
   private readonly clients: ClientDirectory;
+  private readonly throttle: AddressThrottle;
   private readonly routes: Readonly<Record<string, Route>>;
 
   constructor(private readonly deps: OAuthRoutesDeps) {
     this.now = deps.now ?? (() => new Date());
     this.mcpPath = deps.mcpPath ?? '/mcp';
     this.store = new OAuthStore(deps.sql);
-    this.clients = new ClientDirectory({ store: this.store, pepper: () => this.pepper(), redirectAllowlist: deps.redirectAllowlist, fetch: deps.fetch, now: this.now });
-    const resource: Route = { methods: ['GET'], cors: true, answer: async (_r, base) => json(200, this.protectedResource(base)) };
-    const server: Route = { methods: ['GET'], cors: true, answer: async (_r, base) => json(200, this.serverMetadata(base)) };
+    this.throttle = new AddressThrottle(deps.quota, deps.secrets, this.now);
+    this.clients = new ClientDirectory({
+      store: this.store,
+      pepper: () => this.pepper(),
+      redirectAllowlist: deps.redirectAllowlist,
+      fetcher: deps.fetcher ?? new UntrustedFetcher(),
+      throttle: this.throttle,
+      registrationsPerHour: deps.registrationsPerHour,
+      pendingClientsMax: deps.pendingClientsMax,
+      logger: deps.logger,
+      now: this.now,
+    });
+    const resource: Route = { methods: ['GET'], cors: true, answer: async (_r, { base }) => json(200, this.protectedResource(base)) };
+    const server: Route = { methods: ['GET'], cors: true, answer: async (_r, { base }) => json(200, this.serverMetadata(base)) };
     this.routes = {
       '/.well-known/oauth-protected-resource': resource,
       [`/.well-known/oauth-protected-resource${this.mcpPath}`]: resource,
       '/.well-known/oauth-authorization-server': server,
-      '/oauth/authorize': { methods: ['GET', 'POST'], cors: false, answer: (r, base) => (r.method === 'GET' ? this.showConsent(r, base) : this.decide(r, base)) },
+      '/oauth/authorize': { methods: ['GET', 'POST'], cors: false, answer: (r, caller) => (r.method === 'GET' ? this.showConsent(r, caller) : this.decide(r, caller)) },
       '/oauth/token': { methods: ['POST'], cors: true, answer: (r) => this.token(r) },
-      '/oauth/register': { methods: ['POST'], cors: true, answer: (r) => this.register(r) },
+      '/oauth/register': { methods: ['POST'], cors: true, answer: (r, caller) => this.register(r, caller) },
     };
   }
 
-  async answer(request: Request, baseUrl: string): Promise<Response | undefined> {
-    const route = Object.hasOwn(this.routes, new URL(request.url).pathname) ? this.routes[new URL(request.url).pathname]! : undefined;
+  async answer(request: Request, baseUrl: string, clientIp: string): Promise<Response | undefined> {
+    const path = new URL(request.url).pathname;
+    const route = Object.hasOwn(this.routes, path) ? this.routes[path]! : undefined;
     if (!route) return undefined;
-    if (request.method === 'OPTIONS' && route.cors) return new Response(null, { status: 204, headers: corsHeaders() });
-    if (!route.methods.includes(request.method)) return new Response(null, { status: 405, headers: { Allow: route.methods.join(', ') } });
-    const response = await route.answer(request, baseUrl);
-    if (route.cors) for (const [name, value] of Object.entries(corsHeaders())) response.headers.set(name, value);
+    const started = performance.now();
+    let response: Response;
+    if (request.method === 'OPTIONS' && route.cors) response = new Response(null, { status: 204, headers: corsHeaders() });
+    else if (!route.methods.includes(request.method)) response = new Response(null, { status: 405, headers: { Allow: route.methods.join(', ') } });
+    else {
+      response = await route.answer(request, { base: baseUrl, ip: clientIp });
+      if (route.cors) for (const [name, value] of Object.entries(corsHeaders())) response.headers.set(name, value);
+    }
+    this.deps.logger.info('oauth_request', { path, method: request.method, status: response.status, duration_ms: Math.round(performance.now() - started) });
     return response;
   }
 
@@ -125,18 +184,18 @@ class OAuthServer {
   }
 
   /** The checked authorization request, or the page/redirect that refuses it. */
-  private async authorizationRequest(params: URLSearchParams, base: string): Promise<AuthorizationRequest | Response> {
+  private async authorizationRequest(params: URLSearchParams, { base, ip }: Caller): Promise<AuthorizationRequest | Response> {
     const clientId = params.get('client_id');
     if (!clientId) return page(400, errorPage('The request names no client_id.'));
     let client: OAuthClient;
     try {
-      client = await this.clients.find(clientId);
+      client = await this.clients.find(clientId, ip);
     } catch (error) {
       if (error instanceof ClientError) return page(400, errorPage(error.message));
       throw error;
     }
     const redirectUri = params.get('redirect_uri') ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : '');
-    if (!client.redirectUris.includes(redirectUri) || !this.clients.redirectAllowed(redirectUri)) {
+    if (!client.redirectUris.some((registered) => redirectMatches(registered, redirectUri)) || !this.clients.redirectAllowed(redirectUri)) {
       return page(400, errorPage('The redirect_uri is not one this client registered, or not on this server\'s allow-list.'));
     }
     const back = (error: string, description: string) => redirect(redirectUri, { error, error_description: description, state: params.get('state'), iss: base });
@@ -147,14 +206,14 @@ class OAuthServer {
     }
     const resource = params.get('resource') ?? `${base}${this.mcpPath}`;
     if (resource !== `${base}${this.mcpPath}`) return back('invalid_target', `The only resource here is ${base}${this.mcpPath}.`);
-    return { client, redirectUri, challenge, resource, state: params.get('state') };
+    return { client, redirectUri, redirectUriGiven: params.has('redirect_uri'), challenge, resource, state: params.get('state') };
   }
 
-  private async showConsent(request: Request, base: string): Promise<Response> {
+  private async showConsent(request: Request, caller: Caller): Promise<Response> {
     const params = new URL(request.url).searchParams;
-    const checked = await this.authorizationRequest(params, base);
+    const checked = await this.authorizationRequest(params, caller);
     if (checked instanceof Response) return checked;
-    return this.consent(checked, params, base, 200);
+    return this.consent(checked, params, caller.base, 200);
   }
 
   private async consent(checked: AuthorizationRequest, params: URLSearchParams, base: string, status: number, error?: string): Promise<Response> {
@@ -166,24 +225,44 @@ class OAuthServer {
     return response;
   }
 
-  private async decide(request: Request, base: string): Promise<Response> {
+  private async decide(request: Request, caller: Caller): Promise<Response> {
+    const { base, ip } = caller;
     const form = await readForm(request);
     if (!form) return page(400, errorPage('Send the consent form as application/x-www-form-urlencoded, at most 16 KiB.'));
-    const checked = await this.authorizationRequest(form, base);
+    // Checked before anything else is looked up: a throttled address costs one counter read.
+    const throttled = await this.throttle.blocked(CONSENT_FAILURE_RULE, ip);
+    if (throttled) {
+      this.deps.logger.warn('oauth_throttled', { route: 'consent', security_event: 'throttle' });
+      const response = page(429, errorPage('Too many wrong API keys were entered from this address. Wait before trying again.'));
+      response.headers.set('Retry-After', String(throttled.retryAfterSeconds));
+      return response;
+    }
+    const checked = await this.authorizationRequest(form, caller);
     if (checked instanceof Response) return checked;
     if (!csrfValid(await this.pepper(), request.headers.get('cookie'), form.get('csrf') ?? undefined, this.now().getTime())) {
+      this.deps.logger.warn('oauth_consent_refused', { reason: 'csrf', security_event: 'csrf' });
       return page(403, errorPage('The consent form expired or was not sent from this page. Start the connection again from your client.'));
     }
     if (form.get('decision') === 'deny') return redirect(checked.redirectUri, { error: 'access_denied', state: checked.state, iss: base });
     const apiKey = (form.get('api_key') ?? '').trim();
     const key = isWellFormedApiKey(apiKey) ? await this.deps.keys.resolve(apiKey) : undefined;
     if (!key) {
-      this.deps.logger.info('oauth_consent_refused', { reason: isWellFormedApiKey(apiKey) ? 'invalid' : 'malformed' });
+      await this.throttle.count(CONSENT_FAILURE_RULE, ip);
+      this.deps.logger.warn('oauth_consent_refused', { reason: isWellFormedApiKey(apiKey) ? 'invalid' : 'malformed', security_event: 'consent_failure' });
       return this.consent(checked, form, base, 401, 'That is not an active chatctx API key. Check it and try again.');
     }
+    await this.clients.confirm(checked.client);
     const code = newSecret('kb_code_');
     const at = this.now();
-    const stored = { clientHash: checked.client.clientHash, apiKeyId: key.id, redirectUri: checked.redirectUri, codeChallenge: checked.challenge, resource: checked.resource };
+    const stored = {
+      clientHash: checked.client.clientHash,
+      apiKeyId: key.id,
+      redirectUri: checked.redirectUri,
+      redirectUriGiven: checked.redirectUriGiven,
+      codeChallenge: checked.challenge,
+      resource: checked.resource,
+      familyId: randomUUID(),
+    };
     await this.store.addCode(hashOAuthSecret(await this.pepper(), 'code', code), stored, at, new Date(at.getTime() + CODE_SECONDS * 1000));
     this.deps.logger.info('oauth_code_issued', {});
     return redirect(checked.redirectUri, { code, state: checked.state, iss: base });
@@ -206,9 +285,13 @@ class OAuthServer {
     const verifier = form.get('code_verifier') ?? '';
     if (!code || !PKCE_PATTERN.test(verifier)) return oauthError(400, 'invalid_request', 'Send code and a code_verifier of 43 to 128 characters.');
     const taken = await this.store.takeCode(hashOAuthSecret(await this.pepper(), 'code', code), this.now());
+    if (taken?.use === 'replayed') return this.replayed('authorization_code', taken.familyId);
     const challenge = createHash('sha256').update(verifier).digest('base64url');
-    if (!taken || taken.clientHash !== clientHash || taken.redirectUri !== form.get('redirect_uri') || taken.codeChallenge !== challenge || !taken.keyActive) {
-      return oauthError(400, 'invalid_grant', 'The code is unknown, used, expired, issued to another client or redirect URI, or the verifier does not match.');
+    const redirectUri = form.get('redirect_uri');
+    // RFC 6749 §4.1.3: the token request repeats redirect_uri exactly when the authorization request named it.
+    const redirectMatches = taken && (taken.redirectUriGiven ? redirectUri === taken.redirectUri : redirectUri === null || redirectUri === taken.redirectUri);
+    if (!taken || taken.use !== 'first' || taken.clientHash !== clientHash || !redirectMatches || taken.codeChallenge !== challenge || !taken.keyActive) {
+      return this.invalidGrant('authorization_code', 'The code is unknown, used, expired, issued to another client or redirect URI, or the verifier does not match.');
     }
     if (form.has('resource') && form.get('resource') !== taken.resource) return oauthError(400, 'invalid_target', 'The resource differs from the one authorized.');
     return this.issue(taken, 'authorization_code');
@@ -218,11 +301,25 @@ class OAuthServer {
     const presented = form.get('refresh_token');
     if (!presented) return oauthError(400, 'invalid_request', 'Send refresh_token.');
     const taken = await this.store.takeRefreshToken(hashOAuthSecret(await this.pepper(), 'refresh', presented), this.now());
-    if (!taken || taken.clientHash !== clientHash || !taken.keyActive) {
-      return oauthError(400, 'invalid_grant', 'The refresh token is unknown, already used, expired, issued to another client, or its API key was revoked.');
+    if (taken?.use === 'replayed') return this.replayed('refresh_token', taken.familyId);
+    if (!taken || taken.use !== 'first' || taken.clientHash !== clientHash || !taken.keyActive) {
+      return this.invalidGrant('refresh_token', 'The refresh token is unknown, already used, expired, issued to another client, or its API key was revoked.');
     }
     if (form.has('resource') && form.get('resource') !== taken.resource) return oauthError(400, 'invalid_target', 'The resource differs from the one authorized.');
     return this.issue(taken, 'refresh_token');
+  }
+
+  /** A code or refresh token used twice: one of the two users stole it, so neither keeps what it issued. */
+  private async replayed(grantType: string, familyId: string): Promise<Response> {
+    const revoked = await this.store.revokeFamily(familyId, this.now());
+    if (revoked) this.deps.onRevoked?.();
+    this.deps.logger.warn('oauth_token_reuse', { grant_type: grantType, family_revoked: revoked, security_event: 'token_reuse' });
+    return oauthError(400, 'invalid_grant', 'This grant was already used; everything issued from it is revoked. Connect again.');
+  }
+
+  private invalidGrant(grantType: string, description: string): Response {
+    this.deps.logger.warn('oauth_invalid_grant', { grant_type: grantType, security_event: 'invalid_grant' });
+    return oauthError(400, 'invalid_grant', description);
   }
 
   private async issue(grant: Grant, grantType: string): Promise<Response> {
@@ -233,27 +330,36 @@ class OAuthServer {
       audience: grant.resource,
       clientHash: grant.clientHash,
       expiresAt: Math.floor(at.getTime() / 1000) + ACCESS_TOKEN_SECONDS,
+      familyId: grant.familyId,
     });
     const refreshToken = newSecret('kb_rt_');
-    await this.store.addRefreshToken(hashOAuthSecret(secret, 'refresh', refreshToken), grant, at, new Date(at.getTime() + REFRESH_TOKEN_DAYS * 86_400_000));
+    const stored = await this.store.addRefreshToken(hashOAuthSecret(secret, 'refresh', refreshToken), grant, at, new Date(at.getTime() + REFRESH_TOKEN_DAYS * 86_400_000));
+    // Revoked between taking the old token and storing the new one (a replay raced this request).
+    if (!stored) return this.invalidGrant(grantType, 'This grant was revoked. Connect again.');
     this.deps.logger.info('oauth_token_issued', { grant_type: grantType });
     return json(200, { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refreshToken });
   }
 
-  private async register(request: Request): Promise<Response> {
-    const bytes = await readBounded(request.body, BODY_MAX_BYTES);
+  private async register(request: Request, { ip }: Caller): Promise<Response> {
+    const bytes = await readBounded(request.body, REGISTRATION_MAX_BYTES);
+    if (!bytes) return oauthError(413, 'invalid_client_metadata', `A registration is at most ${REGISTRATION_MAX_BYTES / 1024} KiB.`);
     let metadata: unknown;
     try {
-      metadata = bytes ? JSON.parse(Buffer.from(bytes).toString('utf8')) : undefined;
+      metadata = JSON.parse(Buffer.from(bytes).toString('utf8'));
     } catch {
       metadata = undefined;
     }
     try {
-      const registered = await this.clients.register(metadata);
+      const registered = await this.clients.register(metadata, ip);
       this.deps.logger.info('oauth_client_registered', {});
       return json(201, registered);
     } catch (error) {
       if (error instanceof ClientError) return oauthError(400, error.code === 'invalid_client' ? 'invalid_client_metadata' : error.code, error.message);
+      if (error instanceof ClientLimitError) {
+        const response = oauthError(error.status, 'temporarily_unavailable', error.message);
+        response.headers.set('Retry-After', String(error.retryAfterSeconds));
+        return response;
+      }
       throw error;
     }
   }
@@ -262,6 +368,7 @@ class OAuthServer {
 interface AuthorizationRequest {
   readonly client: OAuthClient;
   readonly redirectUri: string;
+  readonly redirectUriGiven: boolean;
   readonly challenge: string;
   readonly resource: string;
   readonly state: string | null;

@@ -64,3 +64,15 @@ function underWildcard(url: URL, base: string): boolean {
   if (url.search !== '' || url.origin !== root.origin) return false;
   return url.pathname.startsWith(root.pathname) && url.pathname.length > root.pathname.length;
 }
+
+/**
+ * Whether a redirect URI named in an authorization request matches one the client
+ * registered: the same text, or (RFC 8252 §7.3) a loopback `http` redirect that
+ * differs only in its port, since a desktop client picks a free port each time.
+ */
+export function redirectMatches(registered: string, requested: string): boolean {
+  if (registered === requested) return true;
+  const [a, b] = [parseRedirectUri(registered), parseRedirectUri(requested)];
+  if (!a || !b || a.protocol !== 'http:' || b.protocol !== 'http:') return false;
+  return a.hostname === b.hostname && a.pathname === b.pathname && a.search === b.search;
+}

@@ -7,7 +7,10 @@
  * for the owner.
  *
  * Only https pages are read, redirects included, because a record's sources must
- * be https (`record-schema.ts`). The draft is deliberately not importable as it
+ * be https (`record-schema.ts`), and only through the untrusted fetcher
+ * (`streams/untrusted-fetch.ts`): public addresses only unless the owner allows
+ * private ones (`CHATCTX_DRAFT_PRIVATE_ADDRESSES`), one deadline over every hop and
+ * the body, each redirect checked like the first address. The draft is deliberately not importable as it
  * stands: its guidance fields are empty strings and it carries `_`-prefixed
  * helper fields, both of which `records import` rejects until the owner has
  * filled it in and deleted them.
@@ -15,7 +18,8 @@
 import { parse, type HTMLElement } from 'node-html-parser';
 import { SETTINGS } from '../config/settings.ts';
 import { ValidationError } from '../errors/app-error.ts';
-import { readBounded } from '../streams/bounded-read.ts';
+import type { IncomingHttpHeaders } from 'node:http';
+import { UntrustedFetchError, UntrustedFetcher, type UntrustedResponse } from '../streams/untrusted-fetch.ts';
 
 export interface DraftLimits {
   /** The most bytes of the page that are read; a larger page is refused. */
@@ -80,9 +84,9 @@ const DRAFT_NOTE =
  * Fetches `url` (https only) and drafts a record citing it. Throws a
  * `ValidationError` saying what was wrong with the address or the page.
  */
-export async function draftFromUrl(url: string, limits: DraftLimits, fetchImpl: typeof fetch = fetch): Promise<DraftResult> {
+export async function draftFromUrl(url: string, limits: DraftLimits, fetcher: PageFetcher = new UntrustedFetcher()): Promise<DraftResult> {
   const start = httpsUrl(url);
-  const page = await fetchPage(start, limits, fetchImpl);
+  const page = await fetchPage(start, limits, fetcher);
   const extracted = extractPage(page.html, page.url, limits.excerptMaxWords);
   return { draft: buildDraft(extracted, page.url.href, limits.license), passages: extracted.passages, final_url: page.url.href };
 }
@@ -101,70 +105,80 @@ function httpsUrl(raw: string, redirectedFrom?: URL): URL {
   return url;
 }
 
-async function fetchPage(start: URL, limits: DraftLimits, fetchImpl: typeof fetch): Promise<{ html: string; url: URL }> {
-  const signal = AbortSignal.timeout(limits.timeoutMs);
-  try {
-    const { response, url } = await followRedirects(start, signal, fetchImpl);
-    await checkResponse(response, url, limits.maxBytes);
-    const bytes = await readBody(response, url, limits.maxBytes);
-    return { html: decode(bytes, response.headers.get('content-type')), url };
-  } catch (error) {
-    if (error instanceof ValidationError) throw error;
-    if (signal.aborted) {
-      const seconds = limits.timeoutMs / 1000;
-      throw new ValidationError(
-        `${start.href} did not answer within ${seconds} second${seconds === 1 ? '' : 's'} (${SETTINGS.draftTimeoutSeconds.env}).`,
-      );
-    }
-    const cause = (error as { cause?: { message?: string } }).cause?.message ?? (error instanceof Error ? error.message : String(error));
-    throw new ValidationError(`Could not fetch ${start.href}: ${cause}.`);
-  }
-}
+/** What the draft needs of the untrusted fetcher; tests stand in their own pages. */
+export type PageFetcher = Pick<UntrustedFetcher, 'get'>;
 
-async function followRedirects(start: URL, signal: AbortSignal, fetchImpl: typeof fetch): Promise<{ response: Response; url: URL }> {
+/** The page and its address after redirects, all of it within one deadline. */
+async function fetchPage(start: URL, limits: DraftLimits, fetcher: PageFetcher): Promise<{ html: string; url: URL }> {
+  const deadline = Date.now() + limits.timeoutMs;
   let url = start;
   for (let redirects = 0; ; redirects++) {
-    const response = await fetchImpl(url.href, {
-      redirect: 'manual',
-      signal,
-      headers: { accept: 'text/html, application/xhtml+xml;q=0.9', 'user-agent': 'chatctx-records-draft' },
-    });
-    if (!REDIRECT_STATUSES.has(response.status)) return { response, url };
-    await response.body?.cancel();
-    const location = response.headers.get('location');
-    if (!location) throw new ValidationError(`${url.href} answered ${response.status} (a redirect) without saying where to.`);
+    const answer = await fetchOnce(url, start, limits, fetcher, deadline);
+    if (!REDIRECT_STATUSES.has(answer.status)) {
+      // Only an answer that passed `pageProblem` has its body read.
+      return { html: decode(answer.body!, header(answer.headers['content-type']) ?? null), url };
+    }
+    const location = header(answer.headers.location);
+    if (!location) throw new ValidationError(`${url.href} answered ${answer.status} (a redirect) without saying where to.`);
     if (redirects === MAX_REDIRECTS) throw new ValidationError(`${start.href} redirects more than ${MAX_REDIRECTS} times; draft from the final page's address.`);
     url = httpsUrl(location, url);
   }
 }
 
-/** Refuses a page that is not a 2xx HTML answer or says it is too large, before its body is read. */
-async function checkResponse(response: Response, url: URL, maxBytes: number): Promise<void> {
+/** One hop: the untrusted fetcher's answer, or a `ValidationError` saying what went wrong in the owner's terms. */
+async function fetchOnce(url: URL, start: URL, limits: DraftLimits, fetcher: PageFetcher, deadline: number): Promise<UntrustedResponse> {
+  const left = deadline - Date.now();
   let problem: string | undefined;
-  const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  const length = Number(response.headers.get('content-length') ?? NaN);
-  if (response.status < 200 || response.status > 299) {
-    problem = `${url.href} answered HTTP ${response.status}; only a page that answers 2xx can be drafted from.`;
-  } else if (!HTML_TYPES.has(type)) {
-    problem = `${url.href} is ${type ? `of type ${type}` : 'of no stated type'}, not an HTML page (text/html); only HTML pages can be drafted from.`;
-  } else if (Number.isFinite(length) && length > maxBytes) {
-    problem = tooLarge(url, maxBytes);
+  try {
+    if (left <= 0) throw new UntrustedFetchError('deadline', 'out of time');
+    const answer = await fetcher.get(url.href, {
+      deadlineMs: left,
+      maxBytes: limits.maxBytes,
+      headers: { accept: 'text/html, application/xhtml+xml;q=0.9', 'user-agent': 'chatctx-records-draft' },
+      wantBody: (status, headers) => !REDIRECT_STATUSES.has(status) && pageProblem(status, headers, url, limits.maxBytes) === undefined,
+    });
+    problem = REDIRECT_STATUSES.has(answer.status) ? undefined : pageProblem(answer.status, answer.headers, url, limits.maxBytes);
+    if (!problem) return answer;
+  } catch (error) {
+    if (!(error instanceof UntrustedFetchError)) throw error;
+    problem = fetchProblem(error, url, start, limits);
   }
-  if (problem) {
-    await response.body?.cancel();
-    throw new ValidationError(problem);
+  throw new ValidationError(problem);
+}
+
+function fetchProblem(error: UntrustedFetchError, url: URL, start: URL, limits: DraftLimits): string {
+  switch (error.kind) {
+    case 'deadline': {
+      const seconds = limits.timeoutMs / 1000;
+      return `${start.href} did not answer within ${seconds} second${seconds === 1 ? '' : 's'} (${SETTINGS.draftTimeoutSeconds.env}).`;
+    }
+    case 'too_large':
+      return tooLarge(url, limits.maxBytes);
+    case 'forbidden_address':
+      return `${url.host} resolves to a loopback or private address, which drafts do not read (set ${SETTINGS.draftPrivateAddresses.env}=1 to draft from an intranet page).`;
+    case 'unresolvable':
+      return `Could not fetch ${url.href}: ${url.hostname} does not resolve.`;
+    default:
+      return `Could not fetch ${url.href}: ${error.message}`;
   }
+}
+
+/** Why a page that is not a redirect cannot be drafted from (before its body is read), if it cannot. */
+function pageProblem(status: number, headers: IncomingHttpHeaders, url: URL, maxBytes: number): string | undefined {
+  const type = (header(headers['content-type']) ?? '').split(';')[0]!.trim().toLowerCase();
+  const length = Number(header(headers['content-length']) ?? NaN);
+  if (status < 200 || status > 299) return `${url.href} answered HTTP ${status}; only a page that answers 2xx can be drafted from.`;
+  if (!HTML_TYPES.has(type)) return `${url.href} is ${type ? `of type ${type}` : 'of no stated type'}, not an HTML page (text/html); only HTML pages can be drafted from.`;
+  if (Number.isFinite(length) && length > maxBytes) return tooLarge(url, maxBytes);
+  return undefined;
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function tooLarge(url: URL, maxBytes: number): string {
   return `${url.href} is larger than ${maxBytes} bytes, the most a draft reads (${SETTINGS.draftMaxBytes.env}).`;
-}
-
-/** The body, refused as soon as more than `maxBytes` arrived: a server may omit or misstate its length. */
-async function readBody(response: Response, url: URL, maxBytes: number): Promise<Uint8Array> {
-  const bytes = await readBounded(response.body, maxBytes);
-  if (bytes === undefined) throw new ValidationError(tooLarge(url, maxBytes));
-  return bytes;
 }
 
 function decode(bytes: Uint8Array, contentType: string | null): string {

@@ -36,13 +36,17 @@ const PRIVILEGES = {
   feedback: ['INSERT ON feedback', 'SELECT (id, slug, status) ON records'],
   /**
    * MCP gateway: look up a key by its hash (or, for an OAuth access token, its id) and stamp its last use (to the
-   * hour, only when the hour changed); keep OAuth registrations, codes and refresh tokens: write them, read them,
-   * and delete them when used or expired (never update one).
+   * hour, only when the hour changed); keep OAuth registrations, codes, refresh tokens and token families: write
+   * them, read them, delete them when expired; update only what their life needs (a registration's confirmation,
+   * the use counts of codes and refresh tokens, a family's expiry and revocation).
    */
   gateway: [
     'SELECT (id, key_hash, daily_quota, revoked_at, last_used_at) ON api_keys',
     'UPDATE (last_used_at) ON api_keys',
-    'SELECT, INSERT, DELETE ON oauth_clients, oauth_codes, oauth_refresh_tokens',
+    'SELECT, INSERT, DELETE ON oauth_clients, oauth_codes, oauth_refresh_tokens, oauth_families',
+    'UPDATE (confirmed_at, expires_at) ON oauth_clients',
+    'UPDATE (uses) ON oauth_codes, oauth_refresh_tokens',
+    'UPDATE (expires_at, revoked_at) ON oauth_families',
   ],
 } as const;
 

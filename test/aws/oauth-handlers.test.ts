@@ -11,7 +11,8 @@
  * 401 and by RFC 8414 on a custom domain mapped to the stage; a client identified by its metadata document (served through the injected
  * fetcher) and one registered dynamically, consent with an API key, PKCE, a tool
  * call with the access token through the official SDK client, audience binding,
- * refresh rotation, and the key's revocation ending access and refresh.
+ * refresh rotation, and the key's revocation ending access and refresh. Replays,
+ * limits and metering are in `oauth-security.test.ts` (the shared RFC 9700 suite).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -28,6 +29,9 @@ import { KeyRepository } from '../../lambdas/auth/key-repository.ts';
 import { silentLogger } from '../../lambdas/observability/logger.ts';
 import { createGatewayHandler, gatewayDeps, gatewayOAuthRoutes } from '../../lambdas/aws/gateway.ts';
 import { MCP_ACCEPT, authorize, connectWithToken, discoverFrom401, openConsent, type Discovered } from '../support/oauth-flow.ts';
+import { startTlsServer, type TlsServer } from '../support/tls-server.ts';
+import { stageFetch } from '../support/api-gateway-fetch.ts';
+import { UntrustedFetcher } from '../../lambdas/streams/untrusted-fetch.ts';
 
 /** The API's own host name: everything under the stage, `/v1`. */
 const HOST = 'abc123.execute-api.us-east-1.amazonaws.com';
@@ -39,7 +43,10 @@ const MCP_URL = `${BASE}/mcp`;
 const PEPPER_HEX = 'cd'.repeat(32);
 const FUNCTIONS = TOOL_FUNCTIONS;
 const CLAUDE_CALLBACK = 'https://claude.ai/api/mcp/auth_callback';
-const CLIENT_DOCUMENT_URL = 'https://connector.example/oauth/client.json';
+/** Names the document host answers to; the injected resolver sends them to 127.0.0.1. */
+const DOCUMENT_HOSTS = ['connector.example', 'impostor.example', 'offlist.example', 'internal.example'];
+let documentHost: TlsServer;
+let CLIENT_DOCUMENT_URL: string;
 const context = { functionName: 'test', awsRequestId: 'req', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 
 const lambda = mockClient(LambdaClient);
@@ -47,58 +54,34 @@ const secrets = mockClient(SecretsManagerClient);
 let backends: AwsBackends;
 let keys: KeyRepository;
 let handler: (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+/** Every document request the host received, as `host/path`. */
 const documentsFetched: string[] = [];
+const documentUrl = (host: string, path: string) => `https://${host}:${documentHost.port}${path}`;
 
-/** Client metadata documents on the web, as the injected fetcher serves them. */
-const clientDocuments: Record<string, unknown> = {
-  [CLIENT_DOCUMENT_URL]: { client_id: CLIENT_DOCUMENT_URL, client_name: 'Web connector', redirect_uris: [CLAUDE_CALLBACK], token_endpoint_auth_method: 'none' },
-  'https://impostor.example/client.json': { client_id: CLIENT_DOCUMENT_URL, redirect_uris: [CLAUDE_CALLBACK] },
-  'https://offlist.example/client.json': { client_id: 'https://offlist.example/client.json', redirect_uris: ['https://offlist.example/callback'] },
-};
-const documentFetch: typeof fetch = async (input) => {
-  const url = String(input);
-  documentsFetched.push(url);
-  const document = clientDocuments[url];
-  return document ? Response.json(document) : new Response('not found', { status: 404 });
-};
-
-/** The stage as API Gateway runs it: paths under `/v1` reach the function without the prefix; others get 403. */
-function viaStage(sourceIp = '203.0.113.9', host = CUSTOM_HOST): typeof fetch {
-  return async (input, init) => {
-    const request = new Request(input, init);
-    const url = new URL(request.url);
-    const onStage = host === HOST ? url.pathname.startsWith('/v1/') : true;
-    if (!onStage) return Response.json({ message: 'Missing Authentication Token' }, { status: 403 });
-    const headers: Record<string, string> = {};
-    const multiValueHeaders: Record<string, string[]> = {};
-    request.headers.forEach((value, name) => {
-      headers[name] = value;
-      multiValueHeaders[name] = [value];
-    });
-    headers.Host = host;
-    const query: Record<string, string[]> = {};
-    for (const [name, value] of url.searchParams) (query[name] ??= []).push(value);
-    const path = host === HOST ? url.pathname.slice('/v1'.length) : url.pathname;
-    const event = {
-      httpMethod: request.method,
-      path,
-      resource: path,
-      headers,
-      multiValueHeaders,
-      queryStringParameters: null,
-      multiValueQueryStringParameters: url.search ? query : null,
-      pathParameters: null,
-      stageVariables: null,
-      body: request.method === 'GET' ? null : await request.text(),
-      isBase64Encoded: false,
-      requestContext: { stage: 'v1', domainName: host, identity: { sourceIp } } as APIGatewayProxyEvent['requestContext'],
-    } as APIGatewayProxyEvent;
-    const result = await handler(event);
-    const out = new Headers();
-    for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) for (const v of values) out.append(name, String(v));
-    return new Response(result.statusCode === 202 || result.statusCode === 204 || result.statusCode === 302 || result.body === '' ? null : result.body, { status: result.statusCode, headers: out });
+/**
+ * Client metadata documents on a real TLS server that the made-up names resolve to.
+ * The gateway's fetcher trusts its certificate and may connect to 127.0.0.1 only
+ * for those names; `internal.example` is fetched under the default policy in the
+ * SSRF test, which must refuse it before connecting.
+ */
+function serveDocument(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void {
+  const host = (req.headers.host ?? '').split(':')[0]!;
+  documentsFetched.push(`${host}${req.url}`);
+  const documents: Record<string, unknown> = {
+    'connector.example/oauth/client.json': { client_id: CLIENT_DOCUMENT_URL, client_name: 'Web connector', redirect_uris: [CLAUDE_CALLBACK], token_endpoint_auth_method: 'none' },
+    'impostor.example/client.json': { client_id: CLIENT_DOCUMENT_URL, redirect_uris: [CLAUDE_CALLBACK] },
+    'offlist.example/client.json': { client_id: documentUrl('offlist.example', '/client.json'), redirect_uris: ['https://offlist.example/callback'] },
+    'internal.example/client.json': { client_id: documentUrl('internal.example', '/client.json'), redirect_uris: [CLAUDE_CALLBACK] },
   };
+  const document = documents[`${host}${req.url}`];
+  if (!document) return void res.writeHead(404).end();
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=600' }).end(JSON.stringify(document));
 }
+const resolveDocumentHosts = async (host: string) => (DOCUMENT_HOSTS.includes(host) ? ['127.0.0.1'] : Promise.reject(new Error('ENOTFOUND')));
+
+/** The stage as API Gateway runs it (`stageFetch`), from one client address, to the test's handler or another. */
+const viaStage = (sourceIp?: string, host = CUSTOM_HOST, target?: (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>): typeof fetch =>
+  stageFetch((event) => (target ?? handler)(event), { sourceIp, host });
 
 const listTools = (token: string, fetchFn = viaStage(), url = MCP_URL) =>
   fetchFn(url, { method: 'POST', headers: { ...MCP_ACCEPT, Authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
@@ -110,6 +93,8 @@ async function oauthErrorOf(promise: Promise<unknown>): Promise<string> {
 }
 
 beforeAll(async () => {
+  documentHost = await startTlsServer(DOCUMENT_HOSTS, serveDocument);
+  CLIENT_DOCUMENT_URL = documentUrl('connector.example', '/oauth/client.json');
   backends = await startAwsBackends({ embeddings: 'none', keyCacheSeconds: '0' });
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: PEPPER_HEX }) });
   const sql = backends.sql;
@@ -117,20 +102,23 @@ beforeAll(async () => {
   keys = new KeyRepository(sql, { pepper: async () => Buffer.from(PEPPER_HEX, 'hex') });
   answerInvokes(lambda, await toolEntries(), () => context);
   const deps = gatewayDeps(process.env, silentLogger);
-  handler = createGatewayHandler(deps, gatewayOAuthRoutes(process.env, deps, { fetch: documentFetch }));
+  // Only the test's own document names may reach 127.0.0.1; everything else is the default policy.
+  const fetcher = new UntrustedFetcher({ resolve: resolveDocumentHosts, allowAddress: (address) => address === '127.0.0.1', ca: documentHost.cert });
+  handler = createGatewayHandler(deps, gatewayOAuthRoutes(process.env, deps, { fetcher }));
 }, 120_000);
 
 afterAll(async () => {
   lambda.restore();
   secrets.restore();
   await backends?.close();
+  await documentHost?.close();
 });
 
 describe('OAuth through the AWS handlers', () => {
   let found: Discovered;
   let apiKey: { id: string; key: string };
   let tokens: OAuthTokens;
-  const documentClient = { client_id: CLIENT_DOCUMENT_URL };
+  const documentClient = () => ({ client_id: CLIENT_DOCUMENT_URL });
 
   it('names the metadata under the stage in its 401 on the API\'s own host', async () => {
     const stage = viaStage(undefined, HOST);
@@ -150,23 +138,60 @@ describe('OAuth through the AWS handlers', () => {
     expect(found.server).toMatchObject({ issuer: BASE, token_endpoint: `${BASE}/oauth/token`, client_id_metadata_document_supported: true });
   });
 
-  it('refuses client metadata documents that misname themselves, list an unlisted redirect URI, or are not https', async () => {
-    for (const clientId of ['https://impostor.example/client.json', 'https://offlist.example/client.json', 'http://connector.example/oauth/client.json']) {
+  it('refuses client metadata documents that misname themselves, list an unlisted redirect URI, are not https or are missing, all with one message', async () => {
+    const messages = new Set<string>();
+    const ids = [
+      documentUrl('impostor.example', '/client.json'),
+      documentUrl('offlist.example', '/client.json'),
+      documentUrl('connector.example', '/missing.json'),
+      'https://unresolvable.example/client.json',
+    ];
+    for (const clientId of ids) {
       const { authorizationUrl } = await startAuthorization(found.issuer, { metadata: found.server, clientInformation: { client_id: clientId }, redirectUrl: CLAUDE_CALLBACK });
-      const consent = await openConsent(viaStage(), authorizationUrl);
+      const consent = await openConsent(viaStage('198.51.100.20'), authorizationUrl);
       expect(consent.page.status, clientId).toBe(400);
       expect(consent.page.headers.get('location')).toBeNull();
+      messages.add(/<p[^>]*>([^<]*could not be used[^<]*)<\/p>/.exec(consent.html)?.[1] ?? consent.html);
     }
-    expect(documentsFetched).not.toContain('http://connector.example/oauth/client.json');
+    // Unreachable, wrong client_id and a bad redirect are not told apart to the caller.
+    expect(messages.size).toBe(1);
+    // A plain http client id is not a metadata document at all: refused without a fetch.
+    const fetched = documentsFetched.length;
+    const plain = await startAuthorization(found.issuer, { metadata: found.server, clientInformation: { client_id: CLIENT_DOCUMENT_URL.replace('https:', 'http:') }, redirectUrl: CLAUDE_CALLBACK });
+    expect((await openConsent(viaStage('198.51.100.20'), plain.authorizationUrl)).page.status).toBe(400);
+    expect(documentsFetched.length).toBe(fetched);
+  });
+
+  it('refuses a metadata document host that resolves to loopback under the default policy, before connecting (SSRF)', async () => {
+    const logged: string[] = [];
+    const deps = { ...gatewayDeps(process.env, silentLogger), logger: { ...silentLogger, warn: (event: string, fields?: Record<string, unknown>) => logged.push(`${event}:${fields?.security_event ?? ''}`) } };
+    const strict = createGatewayHandler(deps, gatewayOAuthRoutes(process.env, deps, { fetcher: new UntrustedFetcher({ resolve: resolveDocumentHosts, ca: documentHost.cert }) }));
+    const before = documentsFetched.length;
+    const internal = documentUrl('internal.example', '/client.json');
+    const { authorizationUrl } = await startAuthorization(found.issuer, { metadata: found.server, clientInformation: { client_id: internal }, redirectUrl: CLAUDE_CALLBACK });
+    const consent = await openConsent(viaStage(undefined, CUSTOM_HOST, strict), authorizationUrl);
+    expect(consent.page.status).toBe(400);
+    expect(consent.html).toContain('could not be used');
+    expect(documentsFetched.length).toBe(before);
+    expect(logged).toContain('oauth_ssrf_refused:ssrf_refused');
+  });
+
+  it('keeps a metadata document as long as its Cache-Control allows, instead of fetching it for every request', async () => {
+    const fetchedBefore = documentsFetched.filter((f) => f === 'connector.example/oauth/client.json').length;
+    for (let i = 0; i < 3; i++) {
+      const { authorizationUrl } = await startAuthorization(found.issuer, { metadata: found.server, clientInformation: documentClient(), redirectUrl: CLAUDE_CALLBACK });
+      expect((await openConsent(viaStage(), authorizationUrl)).page.status).toBe(200);
+    }
+    expect(documentsFetched.filter((f) => f === 'connector.example/oauth/client.json').length - fetchedBefore).toBeLessThanOrEqual(1);
   });
 
   it('authorizes a client known by its metadata document with an API key, and its token calls tools', async () => {
     apiKey = await keys.create('web connector owner', null);
-    const { code, codeVerifier } = await authorize(viaStage(), found, documentClient, CLAUDE_CALLBACK, apiKey.key);
-    expect(documentsFetched).toContain(CLIENT_DOCUMENT_URL);
+    const { code, codeVerifier } = await authorize(viaStage(), found, documentClient(), CLAUDE_CALLBACK, apiKey.key);
+    expect(documentsFetched).toContain('connector.example/oauth/client.json');
     tokens = await exchangeAuthorization(found.issuer, {
       metadata: found.server,
-      clientInformation: documentClient,
+      clientInformation: documentClient(),
       authorizationCode: code,
       codeVerifier,
       redirectUri: CLAUDE_CALLBACK,
@@ -184,10 +209,10 @@ describe('OAuth through the AWS handlers', () => {
     expect(elsewhere.status).toBe(401);
     expect(elsewhere.headers.get('www-authenticate')).toContain(`resource_metadata="${STAGE_BASE}/.well-known/oauth-protected-resource/mcp"`);
 
-    const { code } = await authorize(viaStage(), found, documentClient, CLAUDE_CALLBACK, apiKey.key);
+    const { code } = await authorize(viaStage(), found, documentClient(), CLAUDE_CALLBACK, apiKey.key);
     const wrongVerifier = exchangeAuthorization(found.issuer, {
       metadata: found.server,
-      clientInformation: documentClient,
+      clientInformation: documentClient(),
       authorizationCode: code,
       codeVerifier: 'v'.repeat(43),
       redirectUri: CLAUDE_CALLBACK,
@@ -204,21 +229,19 @@ describe('OAuth through the AWS handlers', () => {
     expect((await listTools(issued.access_token)).status).toBe(200);
     // A code issued to one client cannot be exchanged by another.
     const other = await authorize(fetchFn, found, registered, 'https://chatgpt.com/connector_platform_oauth_redirect', apiKey.key);
-    const stolen = exchangeAuthorization(found.issuer, { metadata: found.server, clientInformation: documentClient, authorizationCode: other.code, codeVerifier: other.codeVerifier, redirectUri: 'https://chatgpt.com/connector_platform_oauth_redirect', fetchFn });
+    const stolen = exchangeAuthorization(found.issuer, { metadata: found.server, clientInformation: documentClient(), authorizationCode: other.code, codeVerifier: other.codeVerifier, redirectUri: 'https://chatgpt.com/connector_platform_oauth_redirect', fetchFn });
     expect(await oauthErrorOf(stolen)).toBe('invalid_grant');
   });
 
   it('rotates the refresh token, then stops access and refresh once the key is revoked', async () => {
-    const refreshed = await refreshAuthorization(found.issuer, { metadata: found.server, clientInformation: documentClient, refreshToken: tokens.refresh_token!, fetchFn: viaStage() });
+    const refreshed = await refreshAuthorization(found.issuer, { metadata: found.server, clientInformation: documentClient(), refreshToken: tokens.refresh_token!, fetchFn: viaStage() });
     expect((await listTools(refreshed.access_token)).status).toBe(200);
-    const reused = refreshAuthorization(found.issuer, { metadata: found.server, clientInformation: documentClient, refreshToken: tokens.refresh_token!, fetchFn: viaStage() });
-    expect(await oauthErrorOf(reused)).toBe('invalid_grant');
 
     await keys.revoke(apiKey.id);
     const refused = await listTools(refreshed.access_token);
     expect(refused.status).toBe(401);
     expect(refused.headers.get('www-authenticate')).toContain(`resource_metadata="${BASE}/.well-known/oauth-protected-resource/mcp"`);
-    const refresh = refreshAuthorization(found.issuer, { metadata: found.server, clientInformation: documentClient, refreshToken: refreshed.refresh_token!, fetchFn: viaStage() });
+    const refresh = refreshAuthorization(found.issuer, { metadata: found.server, clientInformation: documentClient(), refreshToken: refreshed.refresh_token!, fetchFn: viaStage() });
     expect(await oauthErrorOf(refresh)).toBe('invalid_grant');
   });
 

@@ -2,8 +2,8 @@
  * `chatctx records draft --from-url` as an owner runs it: the real CLI as a child
  * process, fetching from a local https server whose self-signed certificate the
  * child trusts through NODE_EXTRA_CA_CERTS. It writes a draft the owner completes,
- * and refuses plain http, oversize and slow pages, redirects to http, and an
- * existing file.
+ * and refuses plain http, oversize and slow pages, redirects to http, a loopback
+ * address unless private addresses are allowed, and an existing file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
@@ -76,7 +76,8 @@ beforeAll(async () => {
   server = createServer({ key: await readFile(key), cert: await readFile(cert) }, (req, res) => route(req.url ?? '/', res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  env = { NODE_EXTRA_CA_CERTS: cert, CHATCTX_DRAFT_MAX_BYTES: String(MAX_BYTES), CHATCTX_DRAFT_TIMEOUT_SECONDS: '1' };
+  // The test server is on loopback, which drafts read only when the owner allows private addresses.
+  env = { NODE_EXTRA_CA_CERTS: cert, CHATCTX_DRAFT_MAX_BYTES: String(MAX_BYTES), CHATCTX_DRAFT_TIMEOUT_SECONDS: '1', CHATCTX_DRAFT_PRIVATE_ADDRESSES: '1' };
 });
 
 afterAll(async () => {
@@ -152,6 +153,14 @@ describe('chatctx records draft --from-url', () => {
       passages: 4,
     });
     expect(existsSync(file)).toBe(true);
+  });
+
+  it('refuses a page on a loopback address unless the owner allows private addresses', async () => {
+    const out = join(work, 'private.json');
+    const result = await runCli(['records', 'draft', '--from-url', `${base}/guide`, '--out', out], { ...env, CHATCTX_DRAFT_PRIVATE_ADDRESSES: '0' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/resolves to a loopback or private address, which drafts do not read \(set CHATCTX_DRAFT_PRIVATE_ADDRESSES=1/);
+    expect(existsSync(out)).toBe(false);
   });
 
   it('refuses a plain http address and writes nothing', async () => {

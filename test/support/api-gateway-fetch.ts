@@ -59,3 +59,37 @@ export function gatewayFetch(handler: ProxyHandler, sourceIp = '198.51.100.7'): 
   };
   return { fetch: fetchViaHandler, counts };
 }
+
+/** The stage the stack deploys: on the API's own host every path sits under it. */
+const STAGE = 'v1';
+
+/**
+ * A fetch through the handler as API Gateway's REST stage serves it, on either
+ * host: on the API's own host (`GATEWAY_HOST`) paths under `/v1` reach the
+ * function without that prefix and others get API Gateway's 403; on a custom
+ * domain mapped to the stage, paths reach it as they are. The query string is
+ * passed as API Gateway splits it, and redirects are returned, not followed.
+ */
+export function stageFetch(handler: ProxyHandler, options: { readonly sourceIp?: string; readonly host?: string } = {}): typeof fetch {
+  const host = options.host ?? GATEWAY_HOST;
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const url = new URL(request.url);
+    const ownHost = host === GATEWAY_HOST;
+    if (ownHost && !url.pathname.startsWith(`/${STAGE}/`)) return Response.json({ message: 'Missing Authentication Token' }, { status: 403 });
+    const event = await toProxyEvent(request, options.sourceIp ?? '203.0.113.9');
+    const path = ownHost ? url.pathname.slice(STAGE.length + 1) : url.pathname;
+    const query: Record<string, string[]> = {};
+    for (const [name, value] of url.searchParams) (query[name] ??= []).push(value);
+    event.headers.Host = host;
+    event.path = path;
+    event.resource = path;
+    event.multiValueQueryStringParameters = url.search ? query : null;
+    event.requestContext = { ...event.requestContext, domainName: host };
+    const result = await handler(event);
+    const headers = new Headers();
+    for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) for (const v of values) headers.append(name, String(v));
+    const empty = [202, 204, 302].includes(result.statusCode) || result.body === '';
+    return new Response(empty ? null : result.body, { status: result.statusCode, headers });
+  };
+}

@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { authenticate } from '../../lambdas/auth/bearer.ts';
 import { CachedKeyResolver } from '../../lambdas/auth/cached-key-resolver.ts';
 import { OAuthKeyResolver } from '../../lambdas/oauth/access-token-resolver.ts';
-import { signAccessToken, verifyAccessToken } from '../../lambdas/oauth/oauth-crypto.ts';
+import { createHmac } from 'node:crypto';
+import { derivedKey, signAccessToken, verifyAccessToken } from '../../lambdas/oauth/oauth-crypto.ts';
 
 const PEPPER = Buffer.alloc(32, 7);
 const NOW = Date.parse('2026-05-01T12:00:00Z');
@@ -67,5 +68,21 @@ describe('access tokens', () => {
     expect(lookups).toEqual([apiKey]);
     expect(await authenticate('Bearer kb_at_short', resolver, true)).toEqual({ ok: false, reason: 'malformed' });
     expect(await authenticate(null, resolver, true)).toEqual({ ok: true, caller: { kind: 'guest' } });
+  });
+
+  it('carry their token family, and resolve by key and family together, so a revoked family stops them', async () => {
+    const family = '11111111-2222-4333-8444-555555555555';
+    const token = signAccessToken(PEPPER, { ...claims, familyId: family });
+    expect(verifyAccessToken(PEPPER, token, NOW)).toEqual({ ...claims, familyId: family });
+    const { resolver, lookups } = resolverWith(new Set([`key-1 ${family}`]));
+    expect(await authenticate(`Bearer ${token}`, resolver, true)).toEqual({ ok: true, caller: { kind: 'key', id: `key-1 ${family}`, dailyQuota: 5 } });
+    expect(lookups).toEqual([`key-1 ${family}`]);
+    // A family that is not a string is not a token this server signed the claims of.
+    const odd = Buffer.from(JSON.stringify({ k: 'key-1', a: claims.audience, c: 'c', e: claims.expiresAt, f: 7 })).toString('base64url');
+    const mac = createHmac('sha256', derivedKey(PEPPER, 'oauth-access-token')).update(odd).digest('base64url');
+    expect(verifyAccessToken(PEPPER, `kb_at_${odd}.${mac}`, NOW)).toBeUndefined();
+    const even = Buffer.from(JSON.stringify({ k: 'key-1', a: claims.audience, c: 'c', e: claims.expiresAt, f: family })).toString('base64url');
+    const evenMac = createHmac('sha256', derivedKey(PEPPER, 'oauth-access-token')).update(even).digest('base64url');
+    expect(verifyAccessToken(PEPPER, `kb_at_${even}.${evenMac}`, NOW)?.familyId).toBe(family);
   });
 });

@@ -4,7 +4,7 @@
  * default connector allow-list (one wildcard entry) and the loopback rule.
  */
 import { describe, expect, it } from 'vitest';
-import { parseRedirectUri, redirectAllowed } from '../../lambdas/oauth/redirect-uris.ts';
+import { parseRedirectUri, redirectAllowed, redirectMatches } from '../../lambdas/oauth/redirect-uris.ts';
 import { OAUTH_CONNECTOR_CALLBACKS } from '../../lambdas/config/settings.ts';
 
 const allowed = (uri: string) => redirectAllowed(uri, OAUTH_CONNECTOR_CALLBACKS);
@@ -99,5 +99,16 @@ describe('redirect URIs', () => {
     expect(redirectAllowed('https://app.example/oauth-evil/done', list)).toBe(false);
     expect(redirectAllowed('https://sub.app.example/oauth/done', list)).toBe(false);
     expect(redirectAllowed('https://app.example/oauth/done', [])).toBe(false);
+  });
+
+  it('matches a requested redirect to a registered one exactly, except a loopback port (RFC 8252 §7.3)', () => {
+    const registered = 'http://127.0.0.1:33418/callback';
+    expect(redirectMatches(registered, registered)).toBe(true);
+    expect(redirectMatches(registered, 'http://127.0.0.1:50123/callback')).toBe(true);
+    expect(redirectMatches(registered, 'http://127.0.0.1/callback')).toBe(true);
+    for (const other of ['http://127.0.0.1:50123/callback/', 'http://localhost:33418/callback', 'http://127.0.0.1:50123/callback?x=1', 'http://127.0.0.1:5/cb/../callback']) {
+      expect(redirectMatches(registered, other), other).toBe(false);
+    }
+    expect(redirectMatches('https://claude.ai/api/mcp/auth_callback', 'https://claude.ai:8443/api/mcp/auth_callback')).toBe(false);
   });
 });

@@ -1,0 +1,73 @@
+/**
+ * Per-address limits on the unauthenticated OAuth endpoints, counted in the
+ * runtime's quota store (the local store's counters, DynamoDB on AWS), under an
+ * HMAC of the address like guest quotas, never the address itself.
+ *
+ * A rule allows so many events per address per hour and per UTC day; reaching
+ * the hourly count means waiting for the next hour, reaching the daily one, for
+ * the next UTC midnight. That is the backoff: a few mistakes cost nothing, a
+ * burst costs the rest of the hour, a sustained attempt the rest of the day.
+ *
+ * - `take` counts an event that is about to happen (a registration, a document
+ *   fetch) and says whether it may;
+ * - `blocked` and `count` split the two for events judged afterwards (a wrong key
+ *   on the consent page is counted only once it has turned out wrong).
+ */
+import type { QuotaStore } from '../ports/quota-store.ts';
+import type { Secrets } from '../ports/secrets.ts';
+import { hashClientIp } from '../privacy/hashing.ts';
+import { secondsUntilNextUtcMidnight, utcDay } from './quota-clock.ts';
+
+export interface ThrottleRule {
+  /** Names the counters, e.g. `register`. */
+  readonly name: string;
+  readonly perHour: number;
+  readonly perDay: number;
+}
+
+/** Refused: come back after this many seconds. */
+export interface Throttled {
+  readonly retryAfterSeconds: number;
+}
+
+export class AddressThrottle {
+  constructor(
+    private readonly store: QuotaStore,
+    private readonly secrets: Secrets,
+    private readonly now: () => Date,
+  ) {}
+
+  /** Counts one event for `address` unless the rule's hourly or daily count is reached. */
+  async take(rule: ThrottleRule, address: string): Promise<Throttled | undefined> {
+    const { hour, day, at } = await this.subjects(rule, address);
+    if (!(await this.store.consume(hour, utcDay(at), rule.perHour)).allowed) return { retryAfterSeconds: secondsUntilNextHour(at) };
+    if (!(await this.store.consume(day, utcDay(at), rule.perDay)).allowed) return { retryAfterSeconds: secondsUntilNextUtcMidnight(at) };
+    return undefined;
+  }
+
+  /** Whether `address` has reached the rule's hourly or daily count, without counting. */
+  async blocked(rule: ThrottleRule, address: string): Promise<Throttled | undefined> {
+    const { hour, day, at } = await this.subjects(rule, address);
+    if ((await this.store.used(day, utcDay(at))) >= rule.perDay) return { retryAfterSeconds: secondsUntilNextUtcMidnight(at) };
+    if ((await this.store.used(hour, utcDay(at))) >= rule.perHour) return { retryAfterSeconds: secondsUntilNextHour(at) };
+    return undefined;
+  }
+
+  /** Counts one event for `address` (up to the rule's counts: past them, it is blocked anyway). */
+  async count(rule: ThrottleRule, address: string): Promise<void> {
+    const { hour, day, at } = await this.subjects(rule, address);
+    await this.store.consume(hour, utcDay(at), rule.perHour);
+    await this.store.consume(day, utcDay(at), rule.perDay);
+  }
+
+  private async subjects(rule: ThrottleRule, address: string) {
+    const at = this.now();
+    const subject = `oauth-${rule.name}:${hashClientIp(await this.secrets.pepper(), address)}`;
+    return { at, day: subject, hour: `${subject}:h${String(at.getUTCHours()).padStart(2, '0')}` };
+  }
+}
+
+function secondsUntilNextHour(now: Date): number {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours() + 1);
+  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
+}
