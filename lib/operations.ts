@@ -4,7 +4,7 @@
  * alarms on it, one dashboard, and an optional monthly cost budget.
  *
  * Every alarm is billed per metric it reads (USD 0.10 a month each), so there are
- * four alarms reading 13 metrics, about USD 1.30 a month:
+ * five alarms reading 14 metrics, about USD 1.40 a month:
  * - the stage's 5XXError: a client got a server error;
  * - the request-path functions' Errors and Throttles (gateway and the three tools),
  *   summed in one metric-math alarm: any of them means an MCP call failed, one
@@ -13,7 +13,12 @@
  * - Aurora ServerlessDatabaseCapacity above 0 ACU for six hours while the API had
  *   almost no requests: the cluster should pause when idle (`minCapacity` 0), so
  *   something is keeping it awake (only when `minCapacity` is 0);
- * - throttled GetItem/UpdateItem on the quota table: the gateway cannot count calls.
+ * - throttled GetItem/UpdateItem on the quota table: the gateway cannot count calls;
+ * - OAuth security events from the gateway (replayed codes and refresh tokens,
+ *   invalid grants, refused consent forms, throttled addresses, metadata documents
+ *   refused as SSRF, the registration cap) above `OAUTH_ABUSE_EVENTS` in five
+ *   minutes: a person mistypes or a token expires now and then, an attack does
+ *   this many; the gateway's log lines say which (`security_event`).
  *
  * It does not watch admin or migrate: the owner runs admin and sees its answer, and
  * a failing migrate fails the deploy.
@@ -31,6 +36,7 @@ import { Construct } from 'constructs';
 import type { Database } from './database.ts';
 import type { McpApi } from './mcp-api.ts';
 import type { QuotaTable } from './quota-table.ts';
+import { GATEWAY_SERVICE, METRICS_NAMESPACE, OAUTH_SECURITY_EVENT_METRIC } from '../lambdas/observability/metric-names.ts';
 
 /** Hours the cluster may stay above 0 ACU on an idle API before the alarm fires. */
 export const AWAKE_WHILE_IDLE_HOURS = 6;
@@ -39,6 +45,8 @@ export const AWAKE_WHILE_IDLE_HOURS = 6;
  * minutes without a connection, so a request every five minutes keeps it awake.
  */
 export const IDLE_REQUESTS_PER_HOUR = 12;
+/** OAuth security events in five minutes that look like an attack rather than mistakes. */
+export const OAUTH_ABUSE_EVENTS = 50;
 
 export interface OperationsProps {
   /** The public API (its stage's metrics). */
@@ -73,7 +81,7 @@ export class Operations extends Construct {
   /** Where alarms and budget notifications go. */
   public readonly topic: sns.Topic;
   /** The alarms, by name. */
-  public readonly alarms: Readonly<Record<'apiServerErrors' | 'functionErrors' | 'databaseAwakeWhileIdle' | 'quotaThrottles', cloudwatch.Alarm | undefined>>;
+  public readonly alarms: Readonly<Record<'apiServerErrors' | 'functionErrors' | 'databaseAwakeWhileIdle' | 'quotaThrottles' | 'oauthAbuse', cloudwatch.Alarm | undefined>>;
   /** The dashboard. */
   public readonly dashboard: cloudwatch.Dashboard;
   /** The monthly cost budget, if asked for. */
@@ -107,6 +115,14 @@ export class Operations extends Construct {
         alarmDescription: 'chatctx: DynamoDB throttled the quota counters (the gateway cannot count tool calls)',
         metric: metrics.quotaThrottles,
         threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+      oauthAbuse: new cloudwatch.Alarm(this, 'OAuthAbuse', {
+        alarmDescription: `chatctx: ${OAUTH_ABUSE_EVENTS} or more OAuth security events in 5 minutes (the gateway's log lines with security_event say which)`,
+        metric: metrics.oauthSecurityEvents,
+        threshold: OAUTH_ABUSE_EVENTS,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
@@ -167,6 +183,7 @@ export class Operations extends Construct {
       graph('Aurora capacity (ACU)', [metrics.capacity('Maximum')]),
       graph('Quota table throttles', [metrics.quotaThrottles]),
     );
+    dashboard.addWidgets(graph('OAuth security events', [metrics.oauthSecurityEvents]));
     return dashboard;
   }
 
@@ -201,6 +218,7 @@ class OperationsMetrics {
   readonly clientErrors: cloudwatch.Metric;
   readonly serverErrors: cloudwatch.Metric;
   readonly quotaThrottles: cloudwatch.IMetric;
+  readonly oauthSecurityEvents: cloudwatch.Metric;
 
   constructor(private readonly props: OperationsProps) {
     const stage = props.api.stage;
@@ -212,6 +230,13 @@ class OperationsMetrics {
       operations: [dynamodb.Operation.GET_ITEM, dynamodb.Operation.UPDATE_ITEM],
       period: Duration.minutes(5),
       label: 'throttled GetItem + UpdateItem',
+    });
+    this.oauthSecurityEvents = new cloudwatch.Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: OAUTH_SECURITY_EVENT_METRIC,
+      dimensionsMap: { service: GATEWAY_SERVICE },
+      ...fiveMinutes,
+      label: 'OAuth security events',
     });
   }
 

@@ -1,12 +1,14 @@
 /**
  * Our `Logger` port on Powertools for AWS Lambda: structured JSON with the Lambda
  * context injected by middleware, plus CloudWatch metrics for the events operators
- * watch (search mode and degradation, quota refusals, tool errors). Only the scalar
+ * watch (search mode and degradation, quota refusals, tool errors, OAuth security
+ * events). Only the scalar
  * fields the core logs pass through; nothing else can reach CloudWatch.
  */
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { LogFields, Logger } from '../ports/logger.ts';
+import { METRICS_NAMESPACE, OAUTH_SECURITY_EVENT_METRIC } from '../observability/metric-names.ts';
 
 export interface LambdaObservability {
   readonly powertools: PowertoolsLogger;
@@ -16,9 +18,11 @@ export interface LambdaObservability {
 
 export function createLambdaObservability(serviceName: string): LambdaObservability {
   const powertools = new PowertoolsLogger({ serviceName });
-  const metrics = new Metrics({ namespace: 'chatctx', serviceName });
+  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName });
   const record = (event: string, fields: LogFields = {}) => {
-    if (event === 'search') {
+    if (typeof fields.security_event === 'string') {
+      metrics.addMetric(OAUTH_SECURITY_EVENT_METRIC, MetricUnit.Count, 1);
+    } else if (event === 'search') {
       metrics.addMetric(`search_${String(fields.mode)}`, MetricUnit.Count, 1);
       if (fields.degraded) metrics.addMetric('search_degraded', MetricUnit.Count, 1);
     } else if (event === 'search_event_failed') {

@@ -13,8 +13,9 @@ import { createLambdaObservability } from '../aws/powertools-logger.ts';
 import { dataApiSql } from '../aws/aws-adapters.ts';
 import { DatabaseWake } from '../aws/database-wake.ts';
 import { GATEWAY_MARGIN_MS, withInvocationDeadline } from '../aws/invocation-deadline.ts';
+import { GATEWAY_SERVICE } from '../observability/metric-names.ts';
 
-const observability = createLambdaObservability('chatctx-mcp');
+const observability = createLambdaObservability(GATEWAY_SERVICE);
 let gateway: GatewayHandler | undefined;
 let wake: DatabaseWake | undefined;
 

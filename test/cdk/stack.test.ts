@@ -642,16 +642,23 @@ describe('operations: alarms, dashboard, budget', () => {
     expect(() => buildApp({ 'chatctx:alarmEmail': 'ops@example.com,dev@example.com' })).toThrow(/alarmEmail must be one e-mail address/);
   });
 
-  it('has four alarms reading 13 metrics, each notifying the topic on alarm and on recovery', () => {
+  it('has five alarms reading 14 metrics, each notifying the topic on alarm and on recovery', () => {
     const all = alarms(template);
-    expect(all).toHaveLength(4);
+    expect(all).toHaveLength(5);
     for (const alarm of all) {
       expect(alarm.AlarmActions).toEqual([topicRef()]);
       expect(alarm.OKActions).toEqual([topicRef()]);
       expect(alarm.TreatMissingData).toBe('notBreaching');
     }
     const metricCount = all.reduce((sum, alarm) => sum + (alarm.MetricName ? 1 : metricNames(alarm).length), 0);
-    expect(metricCount).toBe(13);
+    expect(metricCount).toBe(14);
+  });
+
+  it('alarms on OAuth security events from the gateway\'s own metric (50 in 5 minutes)', () => {
+    const abuse = alarms(template).find((alarm) => metricNames(alarm).includes('oauth_security_event'))!;
+    expect(abuse).toMatchObject({ Threshold: 50, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    const [query] = abuse.Metrics as { MetricStat: { Metric: { Namespace: string; Dimensions: unknown[] }; Stat: string; Period: number } }[];
+    expect(query!.MetricStat).toMatchObject({ Stat: 'Sum', Period: 300, Metric: { Namespace: 'chatctx', Dimensions: [{ Name: 'service', Value: 'chatctx-mcp' }] } });
   });
 
   it('alarms on the stage\'s 5XXError (5 in 5 minutes)', () => {
@@ -694,7 +701,7 @@ describe('operations: alarms, dashboard, budget', () => {
   it('has one dashboard showing the API, the functions, Aurora capacity and the quota table', () => {
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     const body = JSON.stringify(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody);
-    for (const metric of ['5XXError', '4XXError', 'Latency', 'Errors', 'Throttles', 'ServerlessDatabaseCapacity', 'ThrottledRequests']) {
+    for (const metric of ['5XXError', '4XXError', 'Latency', 'Errors', 'Throttles', 'ServerlessDatabaseCapacity', 'ThrottledRequests', 'oauth_security_event']) {
       expect(body).toContain(metric);
     }
   });
