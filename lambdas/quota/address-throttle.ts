@@ -13,6 +13,7 @@
  * - `blocked` and `count` split the two for events judged afterwards (a wrong key
  *   on the consent page is counted only once it has turned out wrong).
  */
+import ipaddr from 'ipaddr.js';
 import type { QuotaStore } from '../ports/quota-store.ts';
 import type { Secrets } from '../ports/secrets.ts';
 import { hashClientIp } from '../privacy/hashing.ts';
@@ -62,9 +63,18 @@ export class AddressThrottle {
 
   private async subjects(rule: ThrottleRule, address: string) {
     const at = this.now();
-    const subject = `oauth-${rule.name}:${hashClientIp(await this.secrets.pepper(), address)}`;
+    const subject = `oauth-${rule.name}:${hashClientIp(await this.secrets.pepper(), countedAddress(address))}`;
     return { at, day: subject, hour: `${subject}:h${String(at.getUTCHours()).padStart(2, '0')}` };
   }
+}
+
+/** The address as counted: IPv4 as it is, IPv6 as its /64 (IPv4-mapped IPv6 as the IPv4 address). */
+export function countedAddress(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4);
+  return `${new ipaddr.IPv6([...parts, 0, 0, 0, 0]).toString()}/64`;
 }
 
 function secondsUntilNextHour(now: Date): number {
