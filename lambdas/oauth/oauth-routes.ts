@@ -285,7 +285,7 @@ class OAuthServer {
     const verifier = form.get('code_verifier') ?? '';
     if (!code || !PKCE_PATTERN.test(verifier)) return oauthError(400, 'invalid_request', 'Send code and a code_verifier of 43 to 128 characters.');
     const taken = await this.store.takeCode(hashOAuthSecret(await this.pepper(), 'code', code), this.now());
-    if (taken?.use === 'replayed') return this.replayed('authorization_code', taken.familyId);
+    if (taken?.use === 'replayed') return this.replayed('authorization_code', taken);
     const challenge = createHash('sha256').update(verifier).digest('base64url');
     const redirectUri = form.get('redirect_uri');
     // RFC 6749 §4.1.3: the token request repeats redirect_uri exactly when the authorization request named it.
@@ -301,7 +301,7 @@ class OAuthServer {
     const presented = form.get('refresh_token');
     if (!presented) return oauthError(400, 'invalid_request', 'Send refresh_token.');
     const taken = await this.store.takeRefreshToken(hashOAuthSecret(await this.pepper(), 'refresh', presented), this.now());
-    if (taken?.use === 'replayed') return this.replayed('refresh_token', taken.familyId);
+    if (taken?.use === 'replayed') return this.replayed('refresh_token', taken);
     if (!taken || taken.use !== 'first' || taken.clientHash !== clientHash || !taken.keyActive) {
       return this.invalidGrant('refresh_token', 'The refresh token is unknown, already used, expired, issued to another client, or its API key was revoked.');
     }
@@ -310,10 +310,11 @@ class OAuthServer {
   }
 
   /** A code or refresh token used twice: one of the two users stole it, so neither keeps what it issued. */
-  private async replayed(grantType: string, familyId: string): Promise<Response> {
-    const revoked = await this.store.revokeFamily(familyId, this.now());
-    if (revoked) this.deps.onRevoked?.();
-    this.deps.logger.warn('oauth_token_reuse', { grant_type: grantType, family_revoked: revoked, security_event: 'token_reuse' });
+  private async replayed(grantType: string, grant: Grant): Promise<Response> {
+    const at = this.now();
+    await this.store.revokeFamily(grant, at, new Date(at.getTime() + REFRESH_TOKEN_DAYS * 86_400_000));
+    this.deps.onRevoked?.();
+    this.deps.logger.warn('oauth_token_reuse', { grant_type: grantType, family_revoked: true, security_event: 'token_reuse' });
     return oauthError(400, 'invalid_grant', 'This grant was already used; everything issued from it is revoked. Connect again.');
   }
 

@@ -163,13 +163,19 @@ export class OAuthStore {
     };
   }
 
-  /** Revokes a family: its refresh tokens stop, and the bearer check refuses its access tokens. True when it was live. */
-  async revokeFamily(familyId: string, now: Date): Promise<boolean> {
-    const rows = await this.sql.query<{ family_id: string }>(
-      'UPDATE oauth_families SET revoked_at = $2::timestamptz WHERE family_id = $1::uuid AND revoked_at IS NULL RETURNING family_id',
-      [familyId, now.toISOString()],
+  /**
+   * Revokes a family: its refresh tokens stop, and the bearer check refuses its
+   * access tokens. A family not written yet (its code's first exchange still
+   * running) is written revoked, so that exchange cannot bring it to life; the
+   * row outlives any token the family could have issued (`until`).
+   */
+  async revokeFamily(grant: Pick<Grant, 'familyId' | 'clientHash' | 'apiKeyId'>, now: Date, until: Date): Promise<void> {
+    await this.sql.query(
+      `INSERT INTO oauth_families (family_id, client_hash, api_key_id, created_at, expires_at, revoked_at)
+       VALUES ($1::uuid, $2, $3::uuid, $4::timestamptz, $5::timestamptz, $4::timestamptz)
+       ON CONFLICT (family_id) DO UPDATE SET revoked_at = EXCLUDED.revoked_at WHERE oauth_families.revoked_at IS NULL`,
+      [grant.familyId, grant.clientHash, grant.apiKeyId, now.toISOString(), until.toISOString()],
     );
-    return rows.length === 1;
   }
 
   /** Whether the family is live (not revoked, not expired) and stands for that API key. */

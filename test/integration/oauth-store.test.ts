@@ -80,12 +80,18 @@ describe('OAuth rows under the gateway role', () => {
     expect(await oauth().addRefreshToken('refresh-1b', grant(2), at(1), at(7200))).toBe(true);
     expect(await oauth().takeRefreshToken('refresh-1', at(2))).toMatchObject({ use: 'replayed', familyId: family(2) });
 
-    expect(await oauth().revokeFamily(family(2), at(3))).toBe(true);
-    expect(await oauth().revokeFamily(family(2), at(4))).toBe(false);
+    await oauth().revokeFamily(grant(2), at(3), at(99_999));
+    await oauth().revokeFamily(grant(2), at(4), at(99_999));
     expect(await oauth().familyActive(family(2), key.id, at(5))).toBe(false);
     // The rotated token dies with its family, and a new one cannot join it.
     expect(await oauth().takeRefreshToken('refresh-1b', at(5))).toMatchObject({ use: 'stale' });
     expect(await oauth().addRefreshToken('refresh-1c', grant(2), at(6), at(7200))).toBe(false);
+  });
+
+  it('revokes a family before its first token exists, so a racing first exchange cannot bring it to life', async () => {
+    await oauth().revokeFamily(grant(4), at(1), at(99_999));
+    expect(await oauth().addRefreshToken('refresh-4', grant(4), at(2), at(7200))).toBe(false);
+    expect(await oauth().familyActive(family(4), key.id, at(3))).toBe(false);
   });
 
   it('reports a revoked key on the grant', async () => {
