@@ -335,6 +335,35 @@ export function describeOAuthSecurity(runtime: string, target: () => OAuthSecuri
       expect((await register('198.51.100.201')).status).toBe(503);
     });
 
+    it('answers 400 seeded malformed requests across every OAuth endpoint without a 5xx or a stack trace', async () => {
+      const random = seeded(20_261_201);
+      const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+      const junk = () => pick(['', 'x', '%', '%zz', '\u0000', '\ud800', 'a'.repeat(3000), '{"a":', '[]', 'null', '../../etc/passwd', "' OR 1=1 --", '<script>', randomBytes(12).toString('base64url')]);
+      const params = () => {
+        const form = new URLSearchParams();
+        const names = ['client_id', 'grant_type', 'code', 'code_verifier', 'redirect_uri', 'refresh_token', 'resource', 'response_type', 'code_challenge', 'code_challenge_method', 'state', 'csrf', 'api_key', 'decision'];
+        for (let i = 0; i < 1 + Math.floor(random() * 6); i++) {
+          const name = pick(names);
+          const value = pick([junk(), client.client_id, 'authorization_code', 'refresh_token', 'S256', 'code', LOOPBACK, `kb_code_${junk()}`, `kb_rt_${junk()}`, `kb_live_${'z'.repeat(43)}`]);
+          form.append(name, value);
+        }
+        return form;
+      };
+      const paths = ['/oauth/authorize', '/oauth/token', '/oauth/register', '/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'];
+      const base = new URL(found.issuer);
+      for (let i = 0; i < 400; i++) {
+        const method = pick(['GET', 'POST', 'POST', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
+        const url = new URL(`${base.pathname.replace(/\/$/, '')}${pick(paths)}`, base);
+        const body = method === 'GET' || method === 'OPTIONS' ? undefined : pick([params().toString(), JSON.stringify({ redirect_uris: [junk()], client_name: junk() }), junk(), JSON.stringify(params())]);
+        if (method === 'GET') url.search = params().toString();
+        const type = pick(['application/x-www-form-urlencoded', 'application/json', 'text/plain', 'multipart/form-data; boundary=x', '']);
+        const response = await from(`192.0.2.${i % 200}`)(url, { method, redirect: 'manual', headers: type ? { 'Content-Type': type } : {}, body });
+        const text = await response.text();
+        expect(response.status, `${method} ${url.pathname}`).toBeLessThan(500);
+        expect(text).not.toMatch(/\n\s+at |node_modules|SELECT |INSERT INTO/);
+      }
+    });
+
     it('logs every OAuth request and each security event, and never a key, code or token', () => {
       const requests = logged('oauth_request');
       for (const path of ['/oauth/register', '/oauth/authorize', '/oauth/token', '/.well-known/oauth-authorization-server']) {
@@ -346,4 +375,16 @@ export function describeOAuthSecurity(runtime: string, target: () => OAuthSecuri
       expect(all).not.toContain(key.key);
     });
   });
+}
+
+/** A small seeded generator (mulberry32), so a failing fuzz case comes back on the next run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
 }
