@@ -94,7 +94,7 @@ async function admin<T>(command: AdminCommand): Promise<T> {
     const onWait = (holder: string) => console.error(`waiting for ${holder} to finish…`);
     const dir = dataDir();
     if (!globals().json) console.error(`data directory: ${dir}`);
-    const retention = { searchEventRetentionDays: config.searchEventRetentionDays };
+    const retention = { searchEventRetentionDays: config.searchEventRetentionDays, sourcesPrivateAddresses: config.sourcesPrivateAddresses };
     return (await runLocalAdmin(dir, command, { embedder, onProgress, onWait, ...retention })) as T;
   } finally {
     bar?.stop();
@@ -262,10 +262,10 @@ records
   .option('--out <file>', 'where to write the draft (default: <slug>.json in this folder); never overwritten')
   .action(async (opts: { fromUrl: string; out?: string }) => {
     if (opts.out && existsSync(resolve(opts.out))) throw new ValidationError(`${resolve(opts.out)} already exists; it was left as it is. Name another file with --out.`);
-    const limits = readSettings(process.env, ['draftMaxBytes', 'draftTimeoutSeconds', 'excerptMaxWords', 'defaultLicense', 'draftPrivateAddresses']);
+    const limits = readSettings(process.env, ['draftMaxBytes', 'draftTimeoutSeconds', 'excerptMaxWords', 'defaultLicense', 'sourcesPrivateAddresses']);
     const { draftFromUrl } = await import('../lambdas/records/record-draft.ts');
     const { UntrustedFetcher } = await import('../lambdas/streams/untrusted-fetch.ts');
-    const fetcher = new UntrustedFetcher(limits.draftPrivateAddresses ? { allowAddress: () => true } : {});
+    const fetcher = new UntrustedFetcher(limits.sourcesPrivateAddresses ? { allowAddress: () => true } : {});
     const { draft, passages, final_url } = await draftFromUrl(
       opts.fromUrl,
       {

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { readSetting } from '../lambdas/config/settings.ts';
-import type { AdminCommand } from '../lambdas/admin/admin-operations.ts';
+import type { AdminCommand, VerifyResult } from '../lambdas/admin/admin-operations.ts';
 import type { GateReport } from '../lambdas/records/quality-gates.ts';
 import type { StaleRecord } from '../lambdas/records/record-review.ts';
 import { readRecordSources } from '../lambdas/records/record-files.ts';
@@ -201,6 +201,23 @@ function registerReading(records: Command, { admin, print }: CliTools): void {
     });
 }
 
+function registerVerify(records: Command, { admin, print }: CliTools): void {
+  records
+    .command('verify')
+    .description('check that each quoted evidence_excerpt is still on the page it cites (default: every approved and candidate record); exits 1 when any is not verified')
+    .argument('[records...]', 'slugs or ids of the records to check')
+    .action(async (ids: string[]) => {
+      const result = await admin<VerifyResult>({ op: 'records.verify', ids });
+      const line = (s: VerifyResult['sources'][number]) => {
+        const why = s.status === 'drifted' ? ` closest passage (${Math.round((s.similarity ?? 0) * 100)}% alike): "${s.closest}"` : s.detail ? ` ${s.detail}` : '';
+        return `${s.status.padEnd(11)} ${s.slugs.join(', ')}  ${s.url}${why}`;
+      };
+      const counts = Object.entries(result.counts).map(([status, n]) => `${n} ${status}`).join(', ');
+      print([...result.sources.filter((s) => s.status !== 'verified').map(line), `${result.checked} source(s) checked: ${counts || 'none'}`].join('\n'), result);
+      if (result.sources.some((s) => s.status !== 'verified')) process.exitCode = 1;
+    });
+}
+
 function registerPolicy(program: Command, { admin, print }: CliTools): void {
   const policy = program
     .command('policy')
@@ -297,6 +314,7 @@ function registerRelevance(program: Command, { admin, print }: CliTools): void {
 export function registerReviewCommands(program: Command, records: Command, tools: CliTools): void {
   registerApproval(records, tools);
   registerReading(records, tools);
+  registerVerify(records, tools);
   registerPolicy(program, tools);
   registerRelevance(program, tools);
 }

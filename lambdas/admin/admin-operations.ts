@@ -33,6 +33,9 @@ import { listFeedback } from '../feedback/feedback-repository.ts';
 import { FEEDBACK_CATEGORIES } from '../../schema/tools.ts';
 import { validateRecords } from '../records/record-files.ts';
 import { analyticsReport, purgeSearchEvents, type AnalyticsReport } from '../analytics/search-analytics.ts';
+import { sourcesToVerify, verifySources } from '../records/source-verification.ts';
+import type { SourceCheckStatus, SourceFetcher } from '../records/source-check.ts';
+import { UntrustedFetcher } from '../streams/untrusted-fetch.ts';
 
 const quota = z.number().int().min(0).max(100_000_000).nullable();
 const identifier = z.string().min(1).max(120);
@@ -86,6 +89,7 @@ export const adminCommand = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('records.history'), id: identifier }),
   z.strictObject({ op: z.literal('records.diff'), id: identifier, from: versionRef.optional(), to: versionRef.optional() }),
   z.strictObject({ op: z.literal('records.stale') }),
+  z.strictObject({ op: z.literal('records.verify'), ids: z.array(identifier).max(1000).default([]) }),
   z.strictObject({ op: z.literal('policy.list') }),
   z.strictObject({
     op: z.literal('policy.synonym'),
@@ -138,6 +142,40 @@ export interface AdminDeps {
   readonly review?: ReviewRules;
   /** Search events older than this many days are deleted before a report. @default the `searchEventRetentionDays` setting's default */
   readonly searchEventRetentionDays?: number;
+  /** Fetches the pages `records.verify` checks. @default public addresses only (`sourcesPrivateAddresses` allows the rest) */
+  readonly fetcher?: SourceFetcher;
+  /** Let `records.verify` fetch loopback and private addresses (`CHATCTX_SOURCES_PRIVATE_ADDRESSES`, local only). @default false */
+  readonly sourcesPrivateAddresses?: boolean;
+}
+
+/** `records.verify`: how each source stands now, and the count of each status. */
+export interface VerifyResult {
+  readonly checked: number;
+  readonly counts: Partial<Record<SourceCheckStatus, number>>;
+  readonly sources: readonly {
+    slugs: readonly string[];
+    url: string;
+    status: SourceCheckStatus;
+    detail?: string;
+    closest?: string;
+    similarity?: number;
+  }[];
+}
+
+/** One source's check may take this long (every redirect and the body) and read this much. */
+export const VERIFY_LIMITS = { deadlineMs: 20_000, maxBytes: 8 * 1024 * 1024 } as const;
+
+async function verify(deps: AdminDeps, ids: readonly string[]): Promise<VerifyResult> {
+  const fetcher = deps.fetcher ?? new UntrustedFetcher(deps.sourcesPrivateAddresses ? { allowAddress: () => true } : {});
+  const sources = await sourcesToVerify(deps.sql, ids);
+  const results = await verifySources(deps.sql, fetcher, sources, VERIFY_LIMITS);
+  const counts: Partial<Record<SourceCheckStatus, number>> = {};
+  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  return {
+    checked: results.length,
+    counts,
+    sources: results.map((r) => ({ slugs: r.slugs, url: r.url, status: r.status, detail: r.detail, closest: r.closest, similarity: r.similarity })),
+  };
 }
 
 /** `analytics.report`: the report, plus how many old search events the retention just deleted. */
@@ -260,6 +298,8 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
       return diffRecord(deps.sql, command.id, command.from, command.to);
     case 'records.stale':
       return staleRecords(deps.sql, rulesOf(deps));
+    case 'records.verify':
+      return verify(deps, command.ids);
     case 'policy.list':
       return {
         policy: await effectivePolicy(deps.sql),

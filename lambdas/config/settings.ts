@@ -274,11 +274,19 @@ export const SETTINGS = {
     default: 10,
     description: 'seconds `records draft --from-url` waits for a page, redirects and body included',
   }),
-  draftPrivateAddresses: flag({
-    env: 'CHATCTX_DRAFT_PRIVATE_ADDRESSES',
+  evidenceCheckDays: integer({
+    env: 'CHATCTX_EVIDENCE_CHECK_DAYS',
+    runtimes: BOTH,
+    min: 1,
+    max: 3650,
+    default: 30,
+    description: 'days a `records verify` check that found an excerpt missing from its page fails the evidence gate at approval (an older miss warns, a source never checked warns as unverified)',
+  }),
+  sourcesPrivateAddresses: flag({
+    env: 'CHATCTX_SOURCES_PRIVATE_ADDRESSES',
     runtimes: LOCAL,
     default: false,
-    description: 'let `records draft --from-url` read pages on loopback and private addresses (an intranet copy of a public page); off, only public addresses are fetched',
+    description: 'let `records draft --from-url` and `records verify` read pages on loopback and private addresses (an intranet copy of a public page); off, only public addresses are fetched',
   }),
   embeddings: oneOf({
     env: 'CHATCTX_EMBEDDINGS',

@@ -32,6 +32,8 @@ export interface LocalAdminOptions {
   readonly onWait?: (holder: string) => void;
   /** Days search events are kept, for direct runs (the running server uses its own setting). */
   readonly searchEventRetentionDays?: number;
+  /** Let `records verify` fetch loopback and private addresses, for direct runs. */
+  readonly sourcesPrivateAddresses?: boolean;
 }
 
 export async function runLocalAdmin(dataDir: string, command: AdminCommand, options: LocalAdminOptions = {}): Promise<unknown> {
@@ -58,7 +60,14 @@ async function runDirectly(lock: DataDirLock, command: AdminCommand, options: Lo
     const store = await openLocalStore(lock);
     const embedder = await options.embedder?.();
     try {
-      const deps = { sql: store.sql, secrets: store.secrets, embedder, onProgress: options.onProgress, searchEventRetentionDays: options.searchEventRetentionDays };
+      const deps = {
+        sql: store.sql,
+        secrets: store.secrets,
+        embedder,
+        onProgress: options.onProgress,
+        searchEventRetentionDays: options.searchEventRetentionDays,
+        sourcesPrivateAddresses: options.sourcesPrivateAddresses,
+      };
       return await runAdminCommand(deps, command);
     } finally {
       await embedder?.close?.();

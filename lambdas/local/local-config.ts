@@ -31,6 +31,8 @@ export interface LocalConfig {
   readonly bedrockModelId: string;
   /** Days search events are kept. */
   readonly searchEventRetentionDays: number;
+  /** Let `records verify` fetch loopback and private addresses. */
+  readonly sourcesPrivateAddresses: boolean;
   /** OAuth redirect URIs allowed besides loopback ones. */
   readonly oauthRedirectAllowlist: readonly string[];
   /** OAuth client registrations per client IP per hour. */
@@ -54,6 +56,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     'embeddings',
     'bedrockModelId',
     'searchEventRetentionDays',
+    'sourcesPrivateAddresses',
     'oauthRedirectAllowlist',
     'oauthRegistrationsPerHour',
     'oauthPendingClientsMax',
@@ -75,6 +78,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     embeddings: s.embeddings,
     bedrockModelId: s.bedrockModelId,
     searchEventRetentionDays: s.searchEventRetentionDays,
+    sourcesPrivateAddresses: s.sourcesPrivateAddresses,
     oauthRedirectAllowlist: s.oauthRedirectAllowlist,
     oauthRegistrationsPerHour: s.oauthRegistrationsPerHour,
     oauthPendingClientsMax: s.oauthPendingClientsMax,

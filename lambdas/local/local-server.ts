@@ -236,6 +236,7 @@ async function answering(
     embedder,
     keysChanged: () => keys.forget(),
     searchEventRetentionDays: config.searchEventRetentionDays,
+    sourcesPrivateAddresses: config.sourcesPrivateAddresses,
   };
   const challenged = withOAuthChallenge(mcp, { secrets: store.secrets });
   const handle: McpHttpHandler = (request, context) => challenged(request, context, new URL(request.url).origin);

@@ -13,6 +13,7 @@ import { readSettings, type Environment } from '../config/settings.ts';
 import { ASKED_AS_MAX, ASKED_AS_MAX_CHARS, ASKED_AS_MIN, ASKED_AS_MIN_CHARS, type RecordFile } from './record-schema.ts';
 import { phraseKey, type PhrasingClash } from './phrasings.ts';
 import { judgeSource, type SourcePolicy } from './source-policy.ts';
+import { checkKey, type StoredCheck } from './source-verification.ts';
 import { canonicalTechnology, isKnownTechnology, sameTechnology } from './technology-vocabulary.ts';
 
 export const GATE_CODES = ['evidence', 'source_authority', 'freshness', 'license', 'version_scope', 'duplicates', 'conflicts', 'asked_as'] as const;
@@ -42,6 +43,8 @@ export interface ReviewRules {
   readonly excerptMaxWords: number;
   /** The licence a record without one gets; null when records must state their own. */
   readonly defaultLicense: string | null;
+  /** A check this recent that found an excerpt missing fails the evidence gate. */
+  readonly evidenceCheckDays: number;
 }
 
 /** The shortest evidence excerpt that lets a reviewer check the claim against its source. */
@@ -54,12 +57,13 @@ export const CONFLICT_SIMILARITY = 0.3;
 export const VERSIONED_KINDS: ReadonlySet<string> = new Set(['framework', 'library', 'runtime', 'database']);
 
 export function readReviewRules(env: Environment): ReviewRules {
-  const s = readSettings(env, ['freshnessWarnMonths', 'freshnessFailMonths', 'excerptMaxWords', 'defaultLicense']);
+  const s = readSettings(env, ['freshnessWarnMonths', 'freshnessFailMonths', 'excerptMaxWords', 'defaultLicense', 'evidenceCheckDays']);
   return {
     freshnessWarnMonths: s.freshnessWarnMonths,
     freshnessFailMonths: Math.max(s.freshnessFailMonths, s.freshnessWarnMonths),
     excerptMaxWords: s.excerptMaxWords,
     defaultLicense: s.defaultLicense === '' || s.defaultLicense.toLowerCase() === 'none' ? null : s.defaultLicense,
+    evidenceCheckDays: s.evidenceCheckDays,
   };
 }
 
@@ -82,6 +86,8 @@ export interface GateInput {
   readonly neighbours: readonly Neighbour[];
   /** Its phrasings (title, `asked_as`) that other records already use. @default none */
   readonly clashes?: readonly PhrasingClash[];
+  /** The newest check of each source's excerpt against its page, by `checkKey`. @default none: every excerpt unverified */
+  readonly checks?: ReadonlyMap<string, StoredCheck>;
   readonly now: Date;
 }
 
@@ -93,19 +99,49 @@ const result = (code: GateCode, problems: Problem[], passed: string): GateResult
 };
 const sourceName = (index: number, title: string) => `Source ${index + 1} ("${title}")`;
 
-function evidenceGate({ record }: GateInput): GateResult {
+function evidenceGate({ record, rules, checks, now }: GateInput): GateResult {
   const problems = record.sources.flatMap((s, i): Problem[] => {
     const n = words(s.evidence_excerpt);
     if (n === 0) return [{ verdict: 'fail' as const, text: `${sourceName(i, s.title)} has no evidence_excerpt: quote the passage that backs the recommendation.` }];
     if (n < EXCERPT_MIN_WORDS) {
       return [{ verdict: 'fail' as const, text: `${sourceName(i, s.title)} quotes ${n} word(s); an excerpt needs at least ${EXCERPT_MIN_WORDS} to be checkable.` }];
     }
-    return [];
+    return checkProblems(sourceName(i, s.title), newest(checks?.get(checkKey(s.url, s.evidence_excerpt!)), declaredCheck(s)), rules.evidenceCheckDays, now);
   });
   if (!record.sources.some((s) => s.relation === 'supports')) {
     problems.push({ verdict: 'fail', text: 'No source has relation "supports": cite at least one source that supports the recommendation.' });
   }
   return result('evidence', problems, `Every source quotes its evidence and ${record.sources.filter((s) => s.relation === 'supports').length} support(s) the recommendation.`);
+}
+
+/** The file's own claim (`verified_at`, `verified_from`) as a check: the owner found the excerpt on that day. */
+function declaredCheck(source: RecordFile['sources'][number]): StoredCheck | undefined {
+  if (!source.verified_at) return undefined;
+  return { status: 'verified', how: 'declared', detail: null, closest: null, similarity: null, checkedAt: `${source.verified_at}T00:00:00Z` };
+}
+
+/** The later of a stored check and the file's claim: a newer fetch overrules an older claim, and the reverse. */
+function newest(stored: StoredCheck | undefined, declared: StoredCheck | undefined): StoredCheck | undefined {
+  if (!stored || !declared) return stored ?? declared;
+  return Date.parse(stored.checkedAt) >= Date.parse(declared.checkedAt) ? stored : declared;
+}
+
+/**
+ * What the newest check of an excerpt says: never checked warns (`unverified`, so
+ * approving offline still works); missing from the page at a check within
+ * `days` fails; a page that could not be read, or an older miss, warns.
+ */
+function checkProblems(name: string, check: StoredCheck | undefined, days: number, now: Date): Problem[] {
+  if (!check) return [{ verdict: 'warn', text: `${name} is unverified: its excerpt was never checked against the page (\`chatctx records verify\`).` }];
+  if (check.status === 'verified') return [];
+  const when = check.checkedAt.slice(0, 10);
+  const recent = now.getTime() - Date.parse(check.checkedAt) <= days * 86_400_000;
+  if (check.status === 'drifted') {
+    const closest = check.closest ? ` The closest passage (${Math.round((check.similarity ?? 0) * 100)}% alike) reads: "${check.closest}".` : '';
+    if (recent) return [{ verdict: 'fail', text: `${name}: its excerpt was not on the page when checked on ${when}.${closest} Quote the page as it reads now.` }];
+    return [{ verdict: 'warn', text: `${name}: its excerpt was not on the page at the last check (${when}, over ${days} days ago); check again with \`chatctx records verify\`.` }];
+  }
+  return [{ verdict: 'warn', text: `${name} could not be checked on ${when} (${check.status}${check.detail ? `: ${check.detail}` : ''}).` }];
 }
 
 function authorityGate({ record, policy }: GateInput): GateResult {
@@ -121,6 +157,13 @@ function authorityGate({ record, policy }: GateInput): GateResult {
     }
     return [];
   });
+  const supporting = record.sources.filter((s) => s.relation === 'supports');
+  if (supporting.length > 0 && !supporting.some((s) => judgeSource(policy, s.url).standing === 'authoritative')) {
+    problems.push({
+      verdict: 'fail',
+      text: 'No supporting source is on a host the source policy treats as authoritative: cite official documentation or a standard for the recommendation, or override with a reason.',
+    });
+  }
   return result('source_authority', problems, `Every source is on a host the policy (version ${policy.version}) treats as authoritative.`);
 }
 

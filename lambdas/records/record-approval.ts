@@ -16,6 +16,7 @@ import { effectivePolicy } from './source-policy.ts';
 import { similarApprovedRecords } from './similar-records.ts';
 import { phrasingClashes } from './phrasings.ts';
 import { textSet } from './record-identifiers.ts';
+import { latestChecks } from './source-verification.ts';
 
 export interface Override {
   readonly gate: GateCode;
@@ -33,8 +34,13 @@ export interface ReviewOptions {
 /** The gate report of each record against the approved corpus and the store's policy. */
 export async function gateReports(sql: Sql, records: readonly RecordFile[], rules: ReviewRules, now = new Date()): Promise<GateReport[]> {
   if (records.length === 0) return [];
-  const [policy, neighbours, clashes] = await Promise.all([effectivePolicy(sql), similarApprovedRecords(sql, records), phrasingClashes(sql, records)]);
-  return records.map((record, i) => runGates({ record, rules, policy, neighbours: neighbours[i]!, clashes: clashes[i]!, now }));
+  const [policy, neighbours, clashes, checks] = await Promise.all([
+    effectivePolicy(sql),
+    similarApprovedRecords(sql, records),
+    phrasingClashes(sql, records),
+    latestChecks(sql, records.flatMap((r) => r.sources)),
+  ]);
+  return records.map((record, i) => runGates({ record, rules, policy, neighbours: neighbours[i]!, clashes: clashes[i]!, checks, now }));
 }
 
 /**

@@ -9,7 +9,7 @@
  * Only https pages are read, redirects included, because a record's sources must
  * be https (`record-schema.ts`), and only through the untrusted fetcher
  * (`streams/untrusted-fetch.ts`): public addresses only unless the owner allows
- * private ones (`CHATCTX_DRAFT_PRIVATE_ADDRESSES`), one deadline over every hop and
+ * private ones (`CHATCTX_SOURCES_PRIVATE_ADDRESSES`), one deadline over every hop and
  * the body, each redirect checked like the first address. The draft is deliberately not importable as it
  * stands: its guidance fields are empty strings and it carries `_`-prefixed
  * helper fields, both of which `records import` rejects until the owner has
@@ -155,7 +155,7 @@ function fetchProblem(error: UntrustedFetchError, url: URL, start: URL, limits: 
     case 'too_large':
       return tooLarge(url, limits.maxBytes);
     case 'forbidden_address':
-      return `${url.host} resolves to a loopback or private address, which drafts do not read (set ${SETTINGS.draftPrivateAddresses.env}=1 to draft from an intranet page).`;
+      return `${url.host} resolves to a loopback or private address, which drafts do not read (set ${SETTINGS.sourcesPrivateAddresses.env}=1 to draft from an intranet page).`;
     case 'unresolvable':
       return `Could not fetch ${url.href}: ${url.hostname} does not resolve.`;
     default:

@@ -10,6 +10,7 @@ import type { Sql } from '../ports/sql.ts';
 import { NotFoundError } from '../errors/app-error.ts';
 import type { RecordFile } from './record-schema.ts';
 import { asRecordId } from './record-identifiers.ts';
+import { checkKey, latestChecks } from './source-verification.ts';
 
 interface RecordRow {
   id: string;
@@ -93,6 +94,8 @@ export async function showRecord(sql: Sql, identifier: string, version?: number)
     throw new NotFoundError(`${row.slug} has no approved version ${version} (approved versions: ${versions.map((v) => v.content_version).join(', ') || 'none'}).`);
   }
   const record = approved && shown !== row.content_version ? textOf(approved.snapshot) : row.file ? JSON.parse(row.file) : textOf(row.snapshot_fallback);
+  const sources = (record as RecordFile).sources ?? [];
+  const checks = await latestChecks(sql, sources);
   return {
     id: row.id,
     slug: row.slug,
@@ -106,6 +109,8 @@ export async function showRecord(sql: Sql, identifier: string, version?: number)
     approval: approvalOf(approved) ?? null,
     pending_revision: row.revision_staged_at ? { staged_at: row.revision_staged_at } : null,
     deprecation: row.deprecated_at ? { deprecated_at: row.deprecated_at, reason: row.deprecation_reason, superseded_by: row.successor } : null,
+    /** The newest check of each source's excerpt against its page, in source order; null when never checked. */
+    source_checks: sources.map((s) => (s.evidence_excerpt ? (checks.get(checkKey(s.url, s.evidence_excerpt)) ?? null) : null)),
   };
 }
 

@@ -25,6 +25,19 @@ export const APPLIES_TO_KINDS = [
   'platform', 'protocol', 'standard', 'tool',
 ] as const;
 
+/**
+ * Where an owner read the quoted text when verifying it: the docs' own public
+ * repository (a file at a commit), or the published page itself.
+ */
+const verifiedFrom = z.union([
+  z.strictObject({
+    repository: z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'repository is owner/name'),
+    commit: z.string().regex(/^[0-9a-f]{40}$/, 'commit is 40 hex digits').optional(),
+    path: text(300),
+  }),
+  z.strictObject({ page: z.url({ protocol: /^https$/ }) }),
+]);
+
 export const recordFileSchema = z.strictObject({
   id: z.uuid().optional(),
   slug: z
@@ -79,6 +92,11 @@ export const recordFileSchema = z.strictObject({
         publisher: text(200).optional(),
         evidence_excerpt: text(1000).optional(),
         relation: z.enum(['supports', 'contradicts', 'context', 'supersedes']).default('supports'),
+        /** The day the excerpt was last found word for word in the source's text, and where that text was read. */
+        verified_at: z.iso.date().optional(),
+        verified_from: verifiedFrom.optional(),
+      }).refine((s) => (s.verified_at === undefined) === (s.verified_from === undefined), {
+        message: 'verified_at and verified_from go together: the day the excerpt was found, and where',
       }),
     )
     .min(1, 'every record needs at least one source')

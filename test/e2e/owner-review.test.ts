@@ -29,6 +29,8 @@ const file = async (name: string, value: unknown) => {
   return path;
 };
 const guidance = async (ids: string[]) => (await client.callTool({ name: 'get_guidance', arguments: { ids } })).structuredContent as any;
+/** Starter records with a source whose excerpt is not yet verified word for word (README, "Starter corpus"): they may only shrink. */
+const STARTER_UNVERIFIED_RECORDS = 17;
 const monthsAgo = (months: number) => new Date(Date.now() - months * 30.5 * 86_400_000).toISOString().slice(0, 10);
 
 beforeAll(async () => {
@@ -50,7 +52,7 @@ async function brokenRecords() {
   const source = base('x').sources as any[];
   return [
     { name: 'missing-evidence', gate: 'evidence', verdict: 'fail', record: { ...base('missing-evidence'), sources: [{ ...source[0], evidence_excerpt: undefined }] } },
-    { name: 'blog-only', gate: 'source_authority', verdict: 'warn', record: { ...base('blog-only'), sources: [{ ...source[0], url: 'https://my-dev-notes.example.net/2024/timeouts' }] } },
+    { name: 'blog-only', gate: 'source_authority', verdict: 'fail', record: { ...base('blog-only'), sources: [{ ...source[0], url: 'https://my-dev-notes.example.net/2024/timeouts' }] } },
     { name: 'reviewed-2009', gate: 'freshness', verdict: 'fail', record: { ...base('reviewed-2009'), reviewed_at: '2009-06-01' } },
     { name: 'bad-range', gate: 'version_scope', verdict: 'fail', record: { ...base('bad-range'), applies_to: [{ kind: 'database', name: 'PostgreSQL', version_constraint: 'not a semver range!!' }] } },
     { name: 'keyset-again', gate: 'duplicates', verdict: 'fail', record: { ...keyset, slug: 'keyset-again' } },
@@ -78,7 +80,13 @@ describe('the starter corpus', () => {
     const reports = JSON.parse(result.stdout) as { slug: string; gates: { code: string; verdict: string }[] }[];
     const files = (await readdir(join(REPO_ROOT, 'guidance'))).filter((f) => f.endsWith('.json'));
     expect(reports).toHaveLength(files.length);
-    for (const report of reports) expect(report.gates.filter((g) => g.verdict !== 'pass'), report.slug).toEqual([]);
+    // Every gate passes, except that a source whose excerpt was not yet verified word for word warns as unverified.
+    const unverified = reports.filter((r) => r.gates.some((g) => g.verdict !== 'pass'));
+    for (const report of reports) {
+      const flagged = report.gates.filter((g) => g.verdict !== 'pass') as { code: string; verdict: string; message: string }[];
+      for (const gate of flagged) expect([gate.code, gate.verdict, gate.message], report.slug).toEqual(['evidence', 'warn', expect.stringMatching(/is unverified/)]);
+    }
+    expect(unverified.length).toBeLessThanOrEqual(STARTER_UNVERIFIED_RECORDS);
     // …and the server approved them at first start with their gate reports.
     const shown = (await json('records', 'show', 'use-stable-keys-for-dynamic-react-lists')).body;
     expect(shown.approval).toMatchObject({ approved_by: 'starter corpus', verdict: 'pass' });
@@ -127,9 +135,10 @@ describe('the quality gates, through the CLI', () => {
     }
     const listed = (await json('records', 'list')).body as { slug: string; status: string }[];
     const published = listed.filter((r) => cases.some((c) => c.name === r.slug)).map((r) => r.slug).sort();
-    expect(published).toEqual(['blog-only', 'no-license', 'offset-instead']);
-    // The human import output names the warning too.
-    const again = await cli('records', 'import', await file('blog-again.json', { ...reviewedRecord('blog-again'), sources: cases[1].record.sources }), '--approve');
+    expect(published).toEqual(['no-license', 'offset-instead']);
+    // With an official source beside it, the unknown host only warns, and the human import output names the warning.
+    const official = reviewedRecord('x').sources as any[];
+    const again = await cli('records', 'import', await file('blog-again.json', { ...reviewedRecord('blog-again'), sources: [...official, ...cases[1].record.sources] }), '--approve');
     expect(again.stdout).toMatch(/WARN {2}source_authority: .*my-dev-notes\.example\.net/);
   });
 

@@ -77,7 +77,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // The test server is on loopback, which drafts read only when the owner allows private addresses.
-  env = { NODE_EXTRA_CA_CERTS: cert, CHATCTX_DRAFT_MAX_BYTES: String(MAX_BYTES), CHATCTX_DRAFT_TIMEOUT_SECONDS: '1', CHATCTX_DRAFT_PRIVATE_ADDRESSES: '1' };
+  env = { NODE_EXTRA_CA_CERTS: cert, CHATCTX_DRAFT_MAX_BYTES: String(MAX_BYTES), CHATCTX_DRAFT_TIMEOUT_SECONDS: '1', CHATCTX_SOURCES_PRIVATE_ADDRESSES: '1' };
 });
 
 afterAll(async () => {
@@ -157,9 +157,9 @@ describe('chatctx records draft --from-url', () => {
 
   it('refuses a page on a loopback address unless the owner allows private addresses', async () => {
     const out = join(work, 'private.json');
-    const result = await runCli(['records', 'draft', '--from-url', `${base}/guide`, '--out', out], { ...env, CHATCTX_DRAFT_PRIVATE_ADDRESSES: '0' });
+    const result = await runCli(['records', 'draft', '--from-url', `${base}/guide`, '--out', out], { ...env, CHATCTX_SOURCES_PRIVATE_ADDRESSES: '0' });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/resolves to a loopback or private address, which drafts do not read \(set CHATCTX_DRAFT_PRIVATE_ADDRESSES=1/);
+    expect(result.stderr).toMatch(/resolves to a loopback or private address, which drafts do not read \(set CHATCTX_SOURCES_PRIVATE_ADDRESSES=1/);
     expect(existsSync(out)).toBe(false);
   });
 

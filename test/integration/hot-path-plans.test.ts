@@ -164,7 +164,7 @@ describe(`hot paths with ${STORED} records use their indexes`, () => {
       const found = await reviewableRecords(recording, ['pool-candidate', ids[7]!]);
       expect(found).toHaveLength(2);
       const candidate = found.filter((f) => f.row.status === 'candidate').map((f) => f.record!);
-      await gateReports(recording, candidate, { freshnessWarnMonths: 12, freshnessFailMonths: 24, excerptMaxWords: 50, defaultLicense: null });
+      await gateReports(recording, candidate, { freshnessWarnMonths: 12, freshnessFailMonths: 24, excerptMaxWords: 50, defaultLicense: null, evidenceCheckDays: 30 });
       expect(await importRecords(recording, candidate, { approve: true })).toMatchObject({ approved: 1 });
     });
     expect(scans).toEqual([]);

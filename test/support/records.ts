@@ -47,6 +47,9 @@ export function reviewedRecord(slug: string, extra: Record<string, unknown> = {}
         url: 'https://nodejs.org/api/timers.html',
         evidence_excerpt: 'The timer functions within Node.js implement a similar API as the timers API provided by web browsers.',
         relation: 'supports',
+        // The fixture's own claim that the quote was checked, so the evidence gate passes without a fetch.
+        verified_at: today(),
+        verified_from: { page: 'https://nodejs.org/api/timers.html' },
       },
     ],
     ...extra,

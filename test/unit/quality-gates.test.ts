@@ -16,12 +16,16 @@ import { recordFileSchema, type RecordFile } from '../../lambdas/records/record-
 import { REPO_POLICY, judgeSource, mergePolicy } from '../../lambdas/records/source-policy.ts';
 import type { PhrasingClash } from '../../lambdas/records/phrasings.ts';
 import { reviewedRecord } from '../support/records.ts';
+import { checkKey, type StoredCheck } from '../../lambdas/records/source-verification.ts';
 
-const RULES: ReviewRules = { freshnessWarnMonths: 18, freshnessFailMonths: 36, excerptMaxWords: 50, defaultLicense: 'CC-BY-4.0' };
+const RULES: ReviewRules = { freshnessWarnMonths: 18, freshnessFailMonths: 36, excerptMaxWords: 50, defaultLicense: 'CC-BY-4.0', evidenceCheckDays: 30 };
 const NOW = new Date('2026-12-01T12:00:00Z');
 const record = (extra: Record<string, unknown> = {}): RecordFile => recordFileSchema.parse(reviewedRecord('gate-probe', { reviewed_at: '2026-11-01', ...extra }));
-const gate = (code: GateCode, r: RecordFile, neighbours: Neighbour[] = [], rules = RULES, clashes: PhrasingClash[] = []) =>
-  runGates({ record: r, rules, policy: REPO_POLICY, neighbours, clashes, now: NOW }).gates.find((g) => g.code === code)!;
+/** Checks that found every excerpt of `r` on its page, on `at`. */
+const verified = (r: RecordFile, at = '2026-11-20T00:00:00Z'): Map<string, StoredCheck> =>
+  new Map(r.sources.map((s) => [checkKey(s.url, s.evidence_excerpt!), { status: 'verified' as const, how: 'fetched' as const, detail: null, closest: null, similarity: null, checkedAt: at }]));
+const gate = (code: GateCode, r: RecordFile, neighbours: Neighbour[] = [], rules = RULES, clashes: PhrasingClash[] = [], checks = verified(r)) =>
+  runGates({ record: r, rules, policy: REPO_POLICY, neighbours, clashes, checks, now: NOW }).gates.find((g) => g.code === code)!;
 const neighbour = (similarity: number, extra: Partial<Neighbour> = {}): Neighbour => ({
   id: '00000000-0000-4000-8000-000000000001',
   slug: 'approved-one',
@@ -35,7 +39,7 @@ const neighbour = (similarity: number, extra: Partial<Neighbour> = {}): Neighbou
 
 describe('quality gates', () => {
   it('passes a well-formed record on every gate', () => {
-    const report = runGates({ record: record(), rules: RULES, policy: REPO_POLICY, neighbours: [], now: NOW });
+    const report = runGates({ record: record(), rules: RULES, policy: REPO_POLICY, neighbours: [], checks: verified(record()), now: NOW });
     expect(report.verdict).toBe('pass');
     expect(report.gates.map((g) => g.code)).toEqual(['evidence', 'source_authority', 'freshness', 'license', 'version_scope', 'duplicates', 'conflicts', 'asked_as']);
   });
@@ -67,6 +71,29 @@ describe('quality gates', () => {
     expect(gate('evidence', record({ sources: [{ ...source, relation: 'context' }] }))).toMatchObject({ verdict: 'fail', message: expect.stringMatching(/No source has relation "supports"/) });
   });
 
+  it('evidence: an excerpt a recent check found missing fails with the closest passage; never checked, an older miss or an unreadable page warn', () => {
+    const r = record();
+    const key = checkKey(r.sources[0]!.url, r.sources[0]!.evidence_excerpt!);
+    const at = (status: StoredCheck['status'], checkedAt: string, extra: Partial<StoredCheck> = {}) =>
+      new Map([[key, { status, how: 'fetched' as const, detail: null, closest: null, similarity: null, checkedAt, ...extra }]]);
+    const drifted = gate('evidence', r, [], RULES, [], at('drifted', '2026-11-25T10:00:00Z', { closest: 'a passage that reads differently now', similarity: 0.62 }));
+    expect(drifted).toMatchObject({ verdict: 'fail', message: expect.stringMatching(/not on the page when checked on 2026-11-25\. The closest passage \(62% alike\) reads: "a passage that reads differently now"/) });
+    expect(gate('evidence', r, [], RULES, [], at('drifted', '2026-09-01T00:00:00Z'))).toMatchObject({ verdict: 'warn', message: expect.stringMatching(/over 30 days ago/) });
+    expect(gate('evidence', r, [], { ...RULES, evidenceCheckDays: 120 }, [], at('drifted', '2026-09-01T00:00:00Z')).verdict).toBe('fail');
+    expect(gate('evidence', r, [], RULES, [], new Map())).toMatchObject({ verdict: 'warn', message: expect.stringMatching(/is unverified: its excerpt was never checked/) });
+    expect(gate('evidence', r, [], RULES, [], at('unreachable', '2026-11-25T10:00:00Z', { detail: 'HTTP 503' }))).toMatchObject({ verdict: 'warn', message: expect.stringMatching(/could not be checked on 2026-11-25 \(unreachable: HTTP 503\)/) });
+    expect(gate('evidence', r, [], RULES, [], at('verified', '2020-01-01T00:00:00Z')).verdict).toBe('pass');
+  });
+
+  it('source_authority: a record whose only supporting source is on an unknown host fails; a further unknown host warns', () => {
+    const official = record().sources[0]!;
+    const blog = { ...official, url: 'https://someones-blog.example/deadlines', title: 'A blog post' };
+    expect(gate('source_authority', record({ sources: [blog] }))).toMatchObject({ verdict: 'fail', message: expect.stringMatching(/No supporting source is on a host the source policy treats as authoritative/) });
+    expect(gate('source_authority', record({ sources: [official, blog] })).verdict).toBe('warn');
+    expect(gate('source_authority', record({ sources: [official, { ...blog, relation: 'context' }] })).verdict).toBe('warn');
+    expect(gate('source_authority', record({ sources: [official] })).verdict).toBe('pass');
+  });
+
   it('freshness: warns after 18 months, fails after 36, and refuses a future date or none', () => {
     expect(gate('freshness', record({ reviewed_at: '2025-07-01' })).verdict).toBe('pass'); // 17 months
     expect(gate('freshness', record({ reviewed_at: '2025-05-01' })).verdict).toBe('warn'); // 19 months
@@ -94,7 +121,8 @@ describe('quality gates', () => {
     expect(gate('version_scope', applies({ kind: 'standard', name: 'WCAG' })).verdict).toBe('pass');
     expect(gate('version_scope', applies({ kind: 'language', name: 'Gleam' })).verdict).toBe('fail');
     const extended = mergePolicy(REPO_POLICY, [{ kind: 'technology', value: 'Gleam', note: null, added_at: '' }]);
-    expect(runGates({ record: applies({ kind: 'language', name: 'gleam' }), rules: RULES, policy: extended, neighbours: [], now: NOW }).verdict).toBe('pass');
+    const gleam = applies({ kind: 'language', name: 'gleam' });
+    expect(runGates({ record: gleam, rules: RULES, policy: extended, neighbours: [], checks: verified(gleam), now: NOW }).verdict).toBe('pass');
   });
 
   it('duplicates: fails at the similarity limit unless the record supersedes that one', () => {

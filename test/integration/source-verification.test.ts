@@ -1,0 +1,145 @@
+/**
+ * Evidence checked against its pages, over real TLS: a local HTTPS server (a
+ * fresh self-signed certificate) serves the pages, made-up names resolve to it
+ * through an injected resolver. Each status of a check, the excerpt fragments
+ * joined by "…", Markdown and plain text as well as HTML, a same-host redirect
+ * followed and another host's reported as moved, and a name resolving to loopback
+ * refused before any connection under the default policy. Then through the store
+ * (PGlite): `records.verify` stores what it found, `records.show` shows it, and
+ * the evidence gate reads it at `records.import --approve` and `records.approve`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UntrustedFetcher } from '../../lambdas/streams/untrusted-fetch.ts';
+import { checkSource } from '../../lambdas/records/source-check.ts';
+import { runAdminCommand, type AdminDeps, type VerifyResult } from '../../lambdas/admin/admin-operations.ts';
+import { memoryStore, type MemoryStore } from '../support/store.ts';
+import { reviewedRecord } from '../support/records.ts';
+import { startTlsServer, type TlsServer } from '../support/tls-server.ts';
+
+const DOCS = 'docs.example.test';
+const OTHER = 'elsewhere.example.test';
+const PRIVATE = 'intranet.example.test';
+const SENTENCE = 'Give every outbound call a deadline, and treat reaching it as an ordinary failure.';
+const requests: string[] = [];
+let tls: TlsServer;
+let store: MemoryStore;
+
+const page = (body: string) => `<!doctype html><html><head><title>t</title><script>var x = "${SENTENCE}";</script></head><body><nav>menu</nav><main>${body}</main></body></html>`;
+
+beforeAll(async () => {
+  tls = await startTlsServer([DOCS, OTHER, PRIVATE], (req, res) => {
+    requests.push(`${(req.headers.host ?? '').split(':')[0]}${req.url}`);
+    const html = { 'content-type': 'text/html; charset=utf-8' };
+    switch (req.url) {
+      case '/guide':
+        return void res.writeHead(200, html).end(page(`<h1>Deadlines</h1><p>Give every outbound call a <em>deadline</em>,\n and treat reaching it as an ordinary   failure.</p><p>Deadlines compose across calls.</p><p>Call it a "deadline" - not a time&shy;out - and keep it short.</p>`));
+      case '/rewritten':
+        return void res.writeHead(200, html).end(page('<p>Every outbound call needs a deadline; reaching it is an ordinary failure to retry or report.</p><p>Unrelated text about caching headers.</p>'));
+      case '/notes.md':
+        return void res.writeHead(200, { 'content-type': 'text/markdown' }).end('# Notes\n\nGive every **outbound** call a deadline, and treat reaching it as an ordinary failure.\n');
+      case '/plain.txt':
+        return void res.writeHead(200, { 'content-type': 'text/plain' }).end(`Preamble.\n${SENTENCE}\nEnd.`);
+      case '/hop':
+        return void res.writeHead(301, { location: '/guide' }).end();
+      case '/away':
+        return void res.writeHead(301, { location: `https://${OTHER}:${tls.port}/guide` }).end();
+      case '/report.pdf':
+        return void res.writeHead(200, { 'content-type': 'application/pdf' }).end('%PDF-1.7');
+      case '/huge':
+        return void res.writeHead(200, html).end(page(`<p>${'word '.repeat(40_000)}</p>`));
+      case '/slow':
+        return void setTimeout(() => res.writeHead(200, html).end(page(SENTENCE)), 3000).unref();
+      default:
+        return void res.writeHead(404, html).end('gone');
+    }
+  });
+  store = await memoryStore({ starterCorpus: false });
+}, 60_000);
+
+afterAll(async () => {
+  await tls?.close();
+  await store?.sql.close?.();
+});
+
+const resolve = async (host: string) => ([DOCS, OTHER, PRIVATE].includes(host) ? ['127.0.0.1'] : Promise.reject(new Error('ENOTFOUND')));
+const at = (path: string, host = DOCS) => `https://${host}:${tls.port}${path}`;
+const LIMITS = { deadlineMs: 1500, maxBytes: 64 * 1024 };
+const check = (path: string, excerpt = SENTENCE, using = new UntrustedFetcher({ resolve, allowAddress: () => true, ca: tls.cert })) => checkSource(using, { url: at(path), excerpt }, LIMITS);
+
+describe('checking one source', () => {
+  it('verifies an excerpt quoted across markup, line breaks and spacing, in HTML, Markdown and plain text', async () => {
+    for (const path of ['/guide', '/notes.md', '/plain.txt']) expect((await check(path)).status, path).toBe('verified');
+    // Curly quotes, another dash and a soft hyphen on the page are forgiven; other words are not.
+    expect((await check('/guide', 'Call it a \u201cdeadline\u201d \u2014 not a timeout \u2013 and keep it short.')).status).toBe('verified');
+    expect((await check('/guide', 'Call it a \u201cdeadline\u201d \u2014 not a timeout \u2013 and keep it long.')).status).toBe('drifted');
+  });
+
+  it('checks each fragment of an excerpt joined by "…", in order', async () => {
+    expect((await check('/guide', 'Give every outbound call a deadline … Deadlines compose across calls.')).status).toBe('verified');
+    expect((await check('/guide', 'Deadlines compose across calls. … Give every outbound call a deadline')).status).toBe('drifted');
+    expect((await check('/guide', 'Give every outbound call a deadline ... deadlines never compose')).status).toBe('drifted');
+  });
+
+  it('reports a rewritten page as drifted, with the closest passage and how alike it is', async () => {
+    const drifted = await check('/rewritten');
+    expect(drifted.status).toBe('drifted');
+    expect(drifted.closest).toContain('every outbound call needs a deadline');
+    expect(drifted.similarity).toBeGreaterThan(0.5);
+    expect(drifted.similarity).toBeLessThan(1);
+    expect(drifted.textHash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('follows a redirect on the same host, and reports one to another host as moved', async () => {
+    expect((await check('/hop')).status).toBe('verified');
+    expect(await check('/away')).toMatchObject({ status: 'moved', detail: at('/guide', OTHER) });
+  });
+
+  it('reports a missing page, a slow one, a huge one and one that is not text', async () => {
+    expect(await check('/missing')).toMatchObject({ status: 'unreachable', detail: 'HTTP 404' });
+    expect(await check('/slow')).toMatchObject({ status: 'unreachable', detail: 'timed out' });
+    expect((await check('/huge')).status).toBe('too_large');
+    expect(await check('/report.pdf')).toMatchObject({ status: 'not_text', detail: 'application/pdf' });
+  });
+
+  it('refuses a host resolving to a loopback or private address before connecting, by default', async () => {
+    const before = requests.length;
+    const result = await check('/guide', SENTENCE, new UntrustedFetcher({ resolve, ca: tls.cert }));
+    expect(result).toMatchObject({ status: 'unreachable', detail: expect.stringMatching(/not public/) });
+    expect(requests.length).toBe(before);
+  });
+});
+
+describe('verification through the store and the gates', () => {
+  const deps = (): AdminDeps => ({ sql: store.sql, secrets: { pepper: async () => store.pepper }, fetcher: new UntrustedFetcher({ resolve, allowAddress: () => true, ca: tls.cert }) });
+  const recordAt = (slug: string, path: string) =>
+    reviewedRecord(slug, { sources: [{ title: 'Deadlines', url: at(path), publisher: 'Example Docs', evidence_excerpt: SENTENCE, relation: 'supports' }] });
+
+  it('stores each check, shows it with the record, and counts statuses', async () => {
+    // The fixture's host stands for official documentation here.
+    await runAdminCommand(deps(), { op: 'policy.change', kind: 'authoritative', value: DOCS, note: 'the test fixture' });
+    await runAdminCommand(deps(), { op: 'records.import', records: [recordAt('deadline-guide', '/guide'), recordAt('deadline-rewritten', '/rewritten')], approve: false });
+    const result = (await runAdminCommand(deps(), { op: 'records.verify', ids: [] })) as VerifyResult;
+    expect(result.checked).toBe(2);
+    expect(result.counts).toEqual({ verified: 1, drifted: 1 });
+    expect(result.sources.find((s) => s.status === 'drifted')).toMatchObject({ slugs: ['deadline-rewritten'], closest: expect.stringContaining('needs a deadline') });
+    const shown = (await runAdminCommand(deps(), { op: 'records.show', id: 'deadline-rewritten' })) as { source_checks: ({ status: string; closest: string } | null)[] };
+    expect(shown.source_checks).toEqual([expect.objectContaining({ status: 'drifted', how: 'fetched' })]);
+  });
+
+  it('fails the evidence gate at approval for an excerpt found missing, and passes the verified one', async () => {
+    const refused = runAdminCommand(deps(), { op: 'records.approve', ids: ['deadline-rewritten'], reviewer: 'owner', overrides: [] });
+    await expect(refused).rejects.toMatchObject({ details: { problems: [expect.objectContaining({ where: 'deadline-rewritten', problem: expect.stringMatching(/^evidence: .*not on the page when checked/) })] } });
+    await expect(runAdminCommand(deps(), { op: 'records.approve', ids: ['deadline-guide'], reviewer: 'owner', overrides: [] })).resolves.toMatchObject({ changed: 1 });
+    // An override with a reason publishes it anyway, as with any gate.
+    const overridden = await runAdminCommand(deps(), { op: 'records.approve', ids: ['deadline-rewritten'], reviewer: 'owner', overrides: [{ gate: 'evidence', reason: 'the page says the same in other words' }] });
+    expect(overridden).toMatchObject({ changed: 1 });
+  });
+
+  it('judges a file imported with --approve by the checks of its URL and excerpt, and warns when it was never checked', async () => {
+    const copy = recordAt('deadline-rewritten-copy', '/rewritten');
+    await expect(runAdminCommand(deps(), { op: 'records.import', records: [copy], approve: true })).rejects.toMatchObject({ details: { problems: [expect.objectContaining({ problem: expect.stringMatching(/^evidence:/) })] } });
+    const fresh = reviewedRecord('deadline-unchecked', { sources: [{ title: 'Deadlines', url: at('/plain.txt'), publisher: 'Example Docs', evidence_excerpt: SENTENCE, relation: 'supports' }] });
+    const imported = (await runAdminCommand(deps(), { op: 'records.import', records: [fresh], approve: true })) as { gates: { gates: { code: string; verdict: string; message: string }[] }[] };
+    expect(imported.gates[0]!.gates.find((g) => g.code === 'evidence')).toMatchObject({ verdict: 'warn', message: expect.stringMatching(/unverified/) });
+  });
+});
