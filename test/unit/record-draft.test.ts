@@ -69,7 +69,16 @@ describe('draftFromUrl extraction', () => {
     expect(result.draft.title).toBe('Deadlines & timeouts');
     expect(result.draft.slug).toBe('deadlines-timeouts');
     expect(result.draft.sources).toEqual([
-      { title: 'Deadlines & timeouts', url: 'https://docs.example/deadlines', publisher: 'Example Docs', evidence_excerpt: SENTENCE, relation: 'supports' },
+      {
+        title: 'Deadlines & timeouts',
+        url: 'https://docs.example/deadlines',
+        publisher: 'Example Docs',
+        evidence_excerpt: SENTENCE,
+        relation: 'supports',
+        // Read from the page just now: verified as of today, from the page itself.
+        verified_at: new Date().toISOString().slice(0, 10),
+        verified_from: { page: 'https://docs.example/deadlines' },
+      },
     ]);
     expect(result.passages).toEqual([
       SENTENCE,
