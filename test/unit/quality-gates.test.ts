@@ -72,7 +72,8 @@ describe('quality gates', () => {
   });
 
   it('evidence: an excerpt a recent check found missing fails with the closest passage; never checked, an older miss or an unreadable page warn', () => {
-    const r = record();
+    // Without the file's own verification claim, so only stored checks count.
+    const r = record({ sources: record().sources.map(({ verified_at: _at, verified_from: _from, ...s }) => s) });
     const key = checkKey(r.sources[0]!.url, r.sources[0]!.evidence_excerpt!);
     const at = (status: StoredCheck['status'], checkedAt: string, extra: Partial<StoredCheck> = {}) =>
       new Map([[key, { status, how: 'fetched' as const, detail: null, closest: null, similarity: null, checkedAt, ...extra }]]);
@@ -83,6 +84,10 @@ describe('quality gates', () => {
     expect(gate('evidence', r, [], RULES, [], new Map())).toMatchObject({ verdict: 'warn', message: expect.stringMatching(/is unverified: its excerpt was never checked/) });
     expect(gate('evidence', r, [], RULES, [], at('unreachable', '2026-11-25T10:00:00Z', { detail: 'HTTP 503' }))).toMatchObject({ verdict: 'warn', message: expect.stringMatching(/could not be checked on 2026-11-25 \(unreachable: HTTP 503\)/) });
     expect(gate('evidence', r, [], RULES, [], at('verified', '2020-01-01T00:00:00Z')).verdict).toBe('pass');
+    // The file's claim and a stored check: the newer counts.
+    const claimed = (day: string) => record({ sources: [{ ...r.sources[0]!, verified_at: day, verified_from: { page: r.sources[0]!.url } }] });
+    expect(gate('evidence', claimed('2026-11-28'), [], RULES, [], at('drifted', '2026-11-25T10:00:00Z')).verdict).toBe('pass');
+    expect(gate('evidence', claimed('2026-11-20'), [], RULES, [], at('drifted', '2026-11-25T10:00:00Z')).verdict).toBe('fail');
   });
 
   it('source_authority: a record whose only supporting source is on an unknown host fails; a further unknown host warns', () => {
