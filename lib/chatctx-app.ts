@@ -27,6 +27,7 @@ export const CONTEXT_KEYS = {
   alarmEmail: 'chatctx:alarmEmail',
   monthlyBudgetUsd: 'chatctx:monthlyBudgetUsd',
   apiGatewayCloudWatchRole: 'chatctx:apiGatewayCloudWatchRole',
+  sourceCheckSchedule: 'chatctx:sourceCheckSchedule',
   nag: 'chatctx:nag',
 } as const;
 
@@ -57,6 +58,7 @@ export function readAppSettings(node: Node): ChatctxAppSettings {
       alarmEmail: stringContext(node, CONTEXT_KEYS.alarmEmail),
       monthlyBudgetUsd: numberContext(node, CONTEXT_KEYS.monthlyBudgetUsd),
       apiGatewayCloudWatchRole: booleanContext(node, CONTEXT_KEYS.apiGatewayCloudWatchRole),
+      sourceCheckSchedule: stringContext(node, CONTEXT_KEYS.sourceCheckSchedule),
     },
     nag: booleanContext(node, CONTEXT_KEYS.nag) ?? false,
   };

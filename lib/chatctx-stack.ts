@@ -17,6 +17,7 @@ import { Migrations } from './migrations.ts';
 import { Operations } from './operations.ts';
 import { PepperSecret } from './pepper-secret.ts';
 import { QuotaTable } from './quota-table.ts';
+import { SourceCheckSchedule } from './source-check-schedule.ts';
 
 export interface ChatctxStackProps extends StackProps {
   /**
@@ -112,6 +113,14 @@ export interface ChatctxStackProps extends StackProps {
   readonly monthlyBudgetUsd?: number;
 
   /**
+   * When the quoted evidence is checked against its pages: an EventBridge
+   * `rate(…)` or `cron(…)` expression, or `off`.
+   *
+   * @default 'rate(7 days)'
+   */
+  readonly sourceCheckSchedule?: string;
+
+  /**
    * Whether to create and register API Gateway's account-level CloudWatch Logs
    * role (needed once per account and region for API logging).
    *
@@ -135,6 +144,8 @@ export class ChatctxStack extends Stack {
   public readonly api: McpApi;
   /** Alarms, dashboard and budget. */
   public readonly operations: Operations;
+  /** When the source checks run. */
+  public readonly sourceCheckSchedule: SourceCheckSchedule;
 
   constructor(scope: Construct, id: string, props: ChatctxStackProps = {}) {
     super(scope, id, {
@@ -165,8 +176,8 @@ export class ChatctxStack extends Stack {
     });
     // The functions that log in as a database role change only after migrate has created
     // the role and set its password: on the first deploy, and when the role layout changes.
-    const { gateway, searchKnowledge, getGuidance, submitFeedback } = this.functions;
-    for (const fn of [gateway, searchKnowledge, getGuidance, submitFeedback]) fn.function.node.addDependency(this.migrations.resource);
+    const { gateway, searchKnowledge, getGuidance, submitFeedback, sourceChecks } = this.functions;
+    for (const fn of [gateway, searchKnowledge, getGuidance, submitFeedback, sourceChecks]) fn.function.node.addDependency(this.migrations.resource);
 
     this.api = new McpApi(this, 'Api', {
       gatewayFunction: this.functions.gateway.function,
@@ -189,6 +200,12 @@ export class ChatctxStack extends Stack {
       quotaTable: this.quotaTable,
       alarmEmail: props.alarmEmail,
       monthlyBudgetUsd: props.monthlyBudgetUsd,
+    });
+
+    this.functions.reportSourceChecksTo(this.operations.topic);
+    this.sourceCheckSchedule = new SourceCheckSchedule(this, 'SourceCheckSchedule', {
+      function: this.functions.sourceChecks.function,
+      schedule: props.sourceCheckSchedule,
     });
 
     new CfnOutput(this, 'McpUrl', {

@@ -32,6 +32,8 @@ export const DATABASE_ROLES = {
   runtime: 'chatctx_runtime',
   /** The MCP gateway: looks up API keys and records their last use. */
   gateway: 'chatctx_gateway',
+  /** The scheduled source check: reads the quoted sources, writes only their checks. */
+  verifier: 'chatctx_verifier',
 } as const satisfies Record<string, RoleName>;
 
 export type DatabaseRolePurpose = keyof typeof DATABASE_ROLES;
@@ -42,10 +44,11 @@ export type ToolRolePurpose = 'search' | 'reader' | 'feedback';
 /**
  * The roles (and so the Secrets Manager secrets) a layout uses. Each secret costs
  * USD 0.40 a month, so by default the tools share one role; the gateway always
- * keeps its own, because it alone may read API key hashes.
+ * keeps its own, because it alone may read API key hashes, and the scheduled source
+ * check its own, because it must be able to write nothing but its results.
  */
 export function databaseRolePurposes(perFunctionRoles: boolean): readonly DatabaseRolePurpose[] {
-  return perFunctionRoles ? ['search', 'reader', 'feedback', 'gateway'] : ['runtime', 'gateway'];
+  return perFunctionRoles ? ['search', 'reader', 'feedback', 'gateway', 'verifier'] : ['runtime', 'gateway', 'verifier'];
 }
 
 /** The Data API calls a function needs to run statements and transactions. */

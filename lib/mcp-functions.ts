@@ -10,6 +10,7 @@
  * | admin             | Data API as master, read the pepper, InvokeModel on Titan Text Embeddings V2                  |
  * | migrate           | Data API as master, read every role secret of the layout                                      |
  * | site              | nothing                                                                                       |
+ * | source checks     | Data API as `chatctx_verifier` (writes only `source_checks`), publish to the alarm topic      |
  *
  * "The tool role" is `chatctx_runtime`, shared by the three tools (default), or with
  * per-function roles `chatctx_search`, `chatctx_reader` and `chatctx_feedback`
@@ -21,6 +22,7 @@
  */
 import { ArnFormat, Duration, Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
@@ -42,6 +44,7 @@ export const FUNCTION_ENTRIES = {
   admin: 'lambdas/handlers/admin.ts',
   migrate: 'lambdas/handlers/migrate.ts',
   site: 'lambdas/handlers/site.ts',
+  sourceChecks: 'lambdas/handlers/source-checks.ts',
 } as const;
 
 /**
@@ -97,6 +100,9 @@ export class McpFunctions extends Construct {
   public readonly migrate: ChatctxFunction;
   /** Serves the public documentation files. */
   public readonly site: ChatctxFunction;
+  /** Checks every quoted excerpt against its page, on a schedule (`lib/source-check-schedule.ts`). */
+  public readonly sourceChecks: ChatctxFunction;
+  private sourceCheckTopic?: sns.ITopic;
   private allowedHosts?: readonly string[];
 
   constructor(scope: Construct, id: string, props: McpFunctionsProps) {
@@ -130,7 +136,17 @@ export class McpFunctions extends Construct {
       environment: { [env('guestDailyLimit')]: String(guestDailyLimit) },
       commandHooks: BUNDLED_FILES.site,
     });
+    this.sourceChecks = new ChatctxFunction(this, 'SourceChecks', {
+      entry: FUNCTION_ENTRIES.sourceChecks,
+      description: 'chatctx scheduled check of quoted evidence against its pages',
+      memorySize: 512,
+      // 243 sources take seconds; a slow host is cut at 20 s per source, and a large corpus has room.
+      timeout: Duration.minutes(15),
+      environment: grants.databaseEnvironment('verifier'),
+    });
+    grants.databaseAs(this.sourceChecks, 'verifier');
     this.node.addValidation({ validate: () => (this.allowedHosts ? [] : ['the gateway has no allowed hosts: call allowHosts()']) });
+    this.node.addValidation({ validate: () => (this.sourceCheckTopic ? [] : ['the source checks have no topic: call reportSourceChecksTo()']) });
   }
 
   /**
@@ -241,6 +257,14 @@ export class McpFunctions extends Construct {
     this.gateway.function.addEnvironment(env('allowedHosts'), hosts.join(','));
   }
 
+  /** Where the source checks report drifted or unreadable sources: the alarm topic, once it exists. */
+  public reportSourceChecksTo(topic: sns.ITopic): void {
+    if (this.sourceCheckTopic) throw new Error('reportSourceChecksTo may be called once');
+    this.sourceCheckTopic = topic;
+    this.sourceChecks.function.addEnvironment(env('sourceCheckTopicArn'), topic.topicArn);
+    topic.grantPublish(this.sourceChecks.role);
+  }
+
   /** Every function, by its id. */
   public get all(): Readonly<Record<string, ChatctxFunction>> {
     return {
@@ -251,6 +275,7 @@ export class McpFunctions extends Construct {
       Admin: this.admin,
       Migrate: this.migrate,
       Site: this.site,
+      SourceChecks: this.sourceChecks,
     };
   }
 }

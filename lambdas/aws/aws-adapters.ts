@@ -5,6 +5,7 @@
  * naming the variable.
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { ConfigError, SETTINGS, readSetting, readSettings, type Environment } from '../config/settings.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import { DataApiSql, type DataApiSqlOptions } from '../storage/data-api-sql.ts';
@@ -59,4 +60,13 @@ export function toolFunctionNames(env: Environment): Record<LambdaToolName, stri
 /** Each database role's credentials, from the secrets the stack made for them. */
 export function roleCredentials(env: Environment, client = new SecretsManagerClient({})): Promise<Record<string, RoleCredentials>> {
   return readRoleCredentials(client, readSetting(env, 'roleSecretArns'));
+}
+
+/** Publishes to the source check's SNS topic (`CHATCTX_SOURCE_CHECK_TOPIC_ARN`). */
+export function sourceCheckPublisher(env: Environment, client = new SNSClient({})): (subject: string, message: string) => Promise<void> {
+  const topicArn = readSetting(env, 'sourceCheckTopicArn');
+  return async (subject, message) => {
+    // SNS refuses a subject over 100 characters.
+    await client.send(new PublishCommand({ TopicArn: topicArn, Subject: subject.slice(0, 100), Message: message }));
+  };
 }

@@ -359,6 +359,11 @@ export const SETTINGS = {
     default: 60,
     description: 'seconds the gateway answers a known API key from memory before looking it up again; a revocation or quota change takes effect within this time (`0` looks up every request)',
   }),
+  sourceCheckTopicArn: text({
+    env: 'CHATCTX_SOURCE_CHECK_TOPIC_ARN',
+    runtimes: AWS,
+    description: 'the SNS topic the scheduled source check reports drifted or broken sources to (source checks)',
+  }),
   quotaTableName: text({ env: 'CHATCTX_QUOTA_TABLE_NAME', runtimes: AWS, description: 'the DynamoDB quota table (gateway)' }),
   searchKnowledgeFunction: text({
     env: 'CHATCTX_TOOL_FUNCTION_SEARCH_KNOWLEDGE',

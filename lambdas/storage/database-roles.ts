@@ -48,6 +48,16 @@ const PRIVILEGES = {
     'UPDATE (uses) ON oauth_codes, oauth_refresh_tokens',
     'UPDATE (expires_at, revoked_at) ON oauth_families',
   ],
+  /**
+   * The scheduled source check: read which sources the records quote (slug, status, URL, excerpt; nothing
+   * else of a record) and record what it found; it may write nothing but `source_checks`.
+   */
+  verifier: [
+    'SELECT (id, slug, status) ON records',
+    'SELECT (record_id, position, url, evidence_excerpt) ON record_sources',
+    'SELECT, INSERT ON source_checks',
+    'USAGE ON SEQUENCE source_checks_id_seq',
+  ],
 } as const;
 
 const grantsTo = (role: string, ...privileges: (readonly string[])[]): string[] =>
@@ -60,6 +70,7 @@ export const ROLE_GRANTS = {
   /** The three tools in one role: everything they may do together, still no API keys. */
   chatctx_runtime: grantsTo('chatctx_runtime', PRIVILEGES.search, PRIVILEGES.reader, PRIVILEGES.feedback),
   chatctx_gateway: grantsTo('chatctx_gateway', PRIVILEGES.gateway),
+  chatctx_verifier: grantsTo('chatctx_verifier', PRIVILEGES.verifier),
 } as const satisfies Record<string, readonly string[]>;
 
 export type RoleName = keyof typeof ROLE_GRANTS;

@@ -92,6 +92,7 @@ describe('adapters', () => {
     [/^@aws-sdk\/client-secrets-manager$/, ['secrets', 'aws']],
     [/^@aws-sdk\/client-bedrock-runtime$/, ['embeddings']],
     [/^@aws-sdk\/client-lambda$/, ['aws']],
+    [/^@aws-sdk\/client-sns$/, ['aws']],
     [/^@aws-sdk\//, []],
     [/^@electric-sql\//, ['storage']],
     [/^@energetic-ai\//, ['embeddings']],

@@ -135,6 +135,7 @@ describe('migrate', () => {
       { rolname: 'chatctx_reader', rolcanlogin: false },
       { rolname: 'chatctx_runtime', rolcanlogin: true },
       { rolname: 'chatctx_search', rolcanlogin: false },
+      { rolname: 'chatctx_verifier', rolcanlogin: false },
     ]);
     expect(await can('chatctx_search', 'records', 'SELECT')).toBe(false);
     expect(await canColumn('chatctx_feedback', 'records', 'slug', 'SELECT')).toBe(false);

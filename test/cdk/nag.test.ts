@@ -94,8 +94,8 @@ describe('cdk-nag AWS Solutions checks', () => {
     ]);
   });
 
-  it('acknowledge the X-Ray wildcard and the pinned runtime only on the seven chatctx functions', () => {
-    const functions = ['Admin', 'Gateway', 'GetGuidance', 'Migrate', 'SearchKnowledge', 'Site', 'SubmitFeedback'];
+  it('acknowledge the X-Ray wildcard and the pinned runtime only on the eight chatctx functions', () => {
+    const functions = ['Admin', 'Gateway', 'GetGuidance', 'Migrate', 'SearchKnowledge', 'Site', 'SourceChecks', 'SubmitFeedback'];
     expect(suppressedPaths('AwsSolutions-IAM5[Resource::*]')).toEqual(functions.map((f) => `${stack.stackName}/Functions/${f}/Role/DefaultPolicy/Resource`));
     expect(suppressedPaths('AwsSolutions-L1')).toEqual(functions.map((f) => `${stack.stackName}/Functions/${f}/Function/Resource`));
   });
@@ -106,6 +106,7 @@ describe('cdk-nag AWS Solutions checks', () => {
         'Database/Cluster/Secret/Resource',
         'Database/GatewaySecret/Resource',
         'Database/RuntimeSecret/Resource',
+        'Database/VerifierSecret/Resource',
         'Pepper/Secret/Resource',
       ].map((path) => `${stack.stackName}/${path}`),
     );
@@ -141,7 +142,7 @@ describe('cdk-nag AWS Solutions checks', () => {
     const fullSuppressed = full.suppressedViolations ?? [];
     expect(fullSuppressed.filter((v) => v.ruleName === 'AwsSolutions-APIG3')).toEqual([]);
     expect(fullSuppressed.filter((v) => v.ruleName === 'AwsSolutions-SMG4').flatMap((v) => v.violatingConstructs.map((c) => c.constructPath)).sort()).toEqual(
-      ['Cluster/Secret', 'FeedbackSecret', 'GatewaySecret', 'ReaderSecret', 'SearchSecret'].map((path) => `${fullStack.stackName}/Database/${path}/Resource`).concat(`${fullStack.stackName}/Pepper/Secret/Resource`),
+      ['Cluster/Secret', 'FeedbackSecret', 'GatewaySecret', 'ReaderSecret', 'SearchSecret', 'VerifierSecret'].map((path) => `${fullStack.stackName}/Database/${path}/Resource`).concat(`${fullStack.stackName}/Pepper/Secret/Resource`),
     );
   });
 

@@ -31,7 +31,7 @@ const logicalId = (construct: IConstruct) =>
 /** A token as the template spells it, stringified like the IAM helper's resources. */
 const cfn = (value: unknown) => resourceKey(stack.resolve(value));
 
-const FUNCTION_NAMES = ['gateway', 'searchKnowledge', 'getGuidance', 'submitFeedback', 'admin', 'migrate', 'site'] as const;
+const FUNCTION_NAMES = ['gateway', 'searchKnowledge', 'getGuidance', 'submitFeedback', 'admin', 'migrate', 'site', 'sourceChecks'] as const;
 type FunctionName = (typeof FUNCTION_NAMES)[number];
 const fn = (name: FunctionName) => stack.functions[name];
 const roleId = (name: FunctionName) => logicalId(fn(name).role);
@@ -83,25 +83,25 @@ describe('database', () => {
       .filter((user): user is string => user !== undefined)
       .sort();
 
-  it('has by default one shared tool role and the gateway role, each with a generated password: four secrets in all', () => {
-    expect(roleSecretUsers(template)).toEqual(['chatctx_admin', 'chatctx_gateway', 'chatctx_runtime']);
+  it('has by default one shared tool role, the gateway role and the verifier role, each with a generated password: five secrets in all', () => {
+    expect(roleSecretUsers(template)).toEqual(['chatctx_admin', 'chatctx_gateway', 'chatctx_runtime', 'chatctx_verifier']);
     template.hasResourceProperties('AWS::SecretsManager::Secret', {
       GenerateSecretString: { SecretStringTemplate: Match.serializedJson(Match.objectLike({ username: 'chatctx_runtime' })), GenerateStringKey: 'password' },
     });
-    // Master, runtime, gateway and the pepper; master and the two roles are attached to the cluster.
-    template.resourceCountIs('AWS::SecretsManager::Secret', 4);
-    template.resourceCountIs('AWS::SecretsManager::SecretTargetAttachment', 3);
+    // Master, runtime, gateway, verifier and the pepper; master and the three roles are attached to the cluster.
+    template.resourceCountIs('AWS::SecretsManager::Secret', 5);
+    template.resourceCountIs('AWS::SecretsManager::SecretTargetAttachment', 4);
     template.allResourcesProperties('AWS::SecretsManager::SecretTargetAttachment', {
       TargetType: 'AWS::RDS::DBCluster',
       TargetId: { Ref: logicalId(stack.database.cluster) },
     });
   });
 
-  it('has one role and secret per tool function with chatctx:perFunctionRoles: six secrets in all', () => {
+  it('has one role and secret per tool function with chatctx:perFunctionRoles: seven secrets in all', () => {
     const { template: perFunction } = synthTemplate({ 'chatctx:perFunctionRoles': 'true' });
-    expect(roleSecretUsers(perFunction)).toEqual(['chatctx_admin', 'chatctx_feedback', 'chatctx_gateway', 'chatctx_reader', 'chatctx_search']);
-    perFunction.resourceCountIs('AWS::SecretsManager::Secret', 6);
-    perFunction.resourceCountIs('AWS::SecretsManager::SecretTargetAttachment', 5);
+    expect(roleSecretUsers(perFunction)).toEqual(['chatctx_admin', 'chatctx_feedback', 'chatctx_gateway', 'chatctx_reader', 'chatctx_search', 'chatctx_verifier']);
+    perFunction.resourceCountIs('AWS::SecretsManager::Secret', 7);
+    perFunction.resourceCountIs('AWS::SecretsManager::SecretTargetAttachment', 6);
     expect(() => buildApp({ 'chatctx:perFunctionRoles': 'yes' })).toThrow(/chatctx:perFunctionRoles must be true or false/);
   });
 
@@ -132,8 +132,8 @@ describe('migrations custom resource', () => {
       Properties: {
         ServiceToken: { 'Fn::GetAtt': [Match.stringLikeRegexp('^MigrationsProviderframeworkonEvent'), 'Arn'] },
         SchemaHash: schemaHash(),
-        Roles: ['chatctx_runtime', 'chatctx_gateway'],
-        RoleSecretArns: [stack.resolve(stack.database.roleSecret('runtime').secretArn), stack.resolve(stack.database.roleSecret('gateway').secretArn)],
+        Roles: ['chatctx_runtime', 'chatctx_gateway', 'chatctx_verifier'],
+        RoleSecretArns: (['runtime', 'gateway', 'verifier'] as const).map((purpose) => stack.resolve(stack.database.roleSecret(purpose).secretArn)),
       },
       DependsOn: Match.arrayWith([logicalId(writer)]),
     });
@@ -145,7 +145,7 @@ describe('migrations custom resource', () => {
 
   it('runs before the functions that log in as a database role are created or changed', () => {
     const migrationsId = logicalId(stack.migrations.resource);
-    for (const name of ['gateway', 'searchKnowledge', 'getGuidance', 'submitFeedback'] as const) {
+    for (const name of ['gateway', 'searchKnowledge', 'getGuidance', 'submitFeedback', 'sourceChecks'] as const) {
       expect(template.toJSON().Resources[logicalId(fn(name).function)].DependsOn, name).toContain(migrationsId);
     }
   });
@@ -157,7 +157,7 @@ describe('migrations custom resource', () => {
     });
     expect(JSON.stringify(stack.resolve(stack.database.cluster.clusterArn))).toContain(logicalId(stack.database.cluster));
     const { template: perFunction } = synthTemplate({ 'chatctx:perFunctionRoles': true });
-    perFunction.hasResourceProperties('Custom::ChatctxMigrations', { Roles: ['chatctx_search', 'chatctx_reader', 'chatctx_feedback', 'chatctx_gateway'] });
+    perFunction.hasResourceProperties('Custom::ChatctxMigrations', { Roles: ['chatctx_search', 'chatctx_reader', 'chatctx_feedback', 'chatctx_gateway', 'chatctx_verifier'] });
   });
 
   it('changes its trigger exactly when a migration file changes (no timestamps)', () => {
@@ -266,7 +266,7 @@ describe('REST API', () => {
   });
 
   it('lets API Gateway invoke only the gateway and site functions, per method, without test invokes', () => {
-    const permissions = Object.values(template.findResources('AWS::Lambda::Permission'));
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter((p) => p.Properties.Principal !== 'events.amazonaws.com');
     const targets = new Set(permissions.map((p) => resourceKey(p.Properties.FunctionName)));
     expect(targets).toEqual(new Set([cfn(fn('gateway').function.functionArn), cfn(fn('site').function.functionArn)]));
     expect(permissions).toHaveLength(MCP_METHODS.length + PUBLIC_DOC_PATHS.length + oauthMethodCount);
@@ -384,8 +384,8 @@ describe('REST API', () => {
 });
 
 describe('functions', () => {
-  it('are seven chatctx functions plus the custom-resource framework, none in a VPC', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 8);
+  it('are eight chatctx functions plus the custom-resource framework, none in a VPC', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 9);
     template.allResourcesProperties('AWS::Lambda::Function', { VpcConfig: Match.absent() });
   });
 
@@ -437,6 +437,11 @@ describe('functions', () => {
     expect(variablesOf(template, 'submitFeedback')).toEqual({ ...base, ...dbVariables(runtime) });
     expect(variablesOf(template, 'admin')).toEqual({ ...base, ...dbVariables(stack.database.masterSecret.secretArn), CHATCTX_PEPPER_SECRET_ARN: pepper(), ...embeddings });
     expect(variablesOf(template, 'site')).toEqual({ ...base, CHATCTX_GUEST_DAILY_LIMIT: '250' });
+    expect(variablesOf(template, 'sourceChecks')).toEqual({
+      ...base,
+      ...dbVariables(stack.database.roleSecret('verifier').secretArn),
+      CHATCTX_SOURCE_CHECK_TOPIC_ARN: stack.resolve(stack.operations.topic.topicArn),
+    });
     const migrate = variablesOf(template, 'migrate');
     expect(migrate).toEqual({ ...base, ...dbVariables(stack.database.masterSecret.secretArn), CHATCTX_ROLE_SECRET_ARNS: expect.anything() });
   });
@@ -455,7 +460,7 @@ describe('functions', () => {
     // Rebuild the string CloudFormation will produce, with each ARN as its Ref's logical id.
     const rendered = joined['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : `arn-of-${(part as { Ref: string }).Ref}`)).join('');
     const arn = (purpose: keyof typeof DATABASE_ROLES) => `arn-of-${(stack.resolve(stack.database.roleSecret(purpose).secretArn) as { Ref: string }).Ref}`;
-    expect(JSON.parse(rendered)).toEqual({ chatctx_runtime: arn('runtime'), chatctx_gateway: arn('gateway') });
+    expect(JSON.parse(rendered)).toEqual({ chatctx_runtime: arn('runtime'), chatctx_gateway: arn('gateway'), chatctx_verifier: arn('verifier') });
   });
 
   it('take the guest limit and allowed origins from the context', () => {
@@ -481,6 +486,28 @@ describe('functions', () => {
     expect(() => buildApp({ 'chatctx:guestDailyLimit': -1 })).toThrow(/guestDailyLimit must be a whole number/);
     expect(() => buildApp({ 'chatctx:customDomains': 'https://mcp.example.com' })).toThrow(/allowed hosts must be host names/);
     expect(() => buildApp({ 'chatctx:customDomains': '*' })).toThrow(/allowed hosts must be host names/);
+  });
+});
+
+describe('source checks', () => {
+  const rules = (t: Template) => Object.values(t.findResources('AWS::Events::Rule')).map((r) => r.Properties);
+
+  it('run weekly by default on an EventBridge schedule that invokes only the source check function, without retries', () => {
+    expect(rules(template)).toEqual([
+      expect.objectContaining({
+        ScheduleExpression: 'rate(7 days)',
+        State: 'ENABLED',
+        Targets: [expect.objectContaining({ Arn: { 'Fn::GetAtt': [logicalId(fn('sourceChecks').function), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0 } })],
+      }),
+    ]);
+    const invokers = Object.values(template.findResources('AWS::Lambda::Permission')).filter((p) => p.Properties.Principal === 'events.amazonaws.com');
+    expect(invokers.map((p) => resourceKey(p.Properties.FunctionName))).toEqual([cfn(fn('sourceChecks').function.functionArn)]);
+  });
+
+  it('take another schedule from chatctx:sourceCheckSchedule, or none with off, and refuse anything else', () => {
+    expect(rules(synthTemplate({ 'chatctx:sourceCheckSchedule': 'cron(0 6 ? * MON *)' }).template)).toEqual([expect.objectContaining({ ScheduleExpression: 'cron(0 6 ? * MON *)' })]);
+    expect(rules(synthTemplate({ 'chatctx:sourceCheckSchedule': 'off' }).template)).toEqual([]);
+    expect(() => buildApp({ 'chatctx:sourceCheckSchedule': 'weekly' })).toThrow(/sourceCheckSchedule must be rate\(…\), cron\(…\) or off/);
   });
 });
 
@@ -533,8 +560,11 @@ describe('IAM: each function may do exactly its job', () => {
         READ_SECRET,
         roleSecret('runtime'),
         roleSecret('gateway'),
+        roleSecret('verifier'),
       ),
     site: () => baseline('site'),
+    // Its own role's secret, the Data API, and publishing to the alarm topic: nothing else.
+    sourceChecks: () => allow(database(baseline('sourceChecks'), roleSecret('verifier')), ['sns:Publish'], cfn(stack.operations.topic.topicArn)),
   };
 
   it.each(FUNCTION_NAMES)('%s: exactly the expected actions on exactly the expected resources', (name) => {

@@ -13,6 +13,8 @@ import { UntrustedFetcher } from '../../lambdas/streams/untrusted-fetch.ts';
 import { checkSource } from '../../lambdas/records/source-check.ts';
 import { runAdminCommand, type AdminDeps, type VerifyResult } from '../../lambdas/admin/admin-operations.ts';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
+import { applyRoles } from '../../lambdas/storage/database-roles.ts';
+import { sourcesToVerify, verifySources } from '../../lambdas/records/source-verification.ts';
 import { reviewedRecord } from '../support/records.ts';
 import { startTlsServer, type TlsServer } from '../support/tls-server.ts';
 
@@ -141,5 +143,21 @@ describe('verification through the store and the gates', () => {
     const fresh = reviewedRecord('deadline-unchecked', { sources: [{ title: 'Deadlines', url: at('/plain.txt'), publisher: 'Example Docs', evidence_excerpt: SENTENCE, relation: 'supports' }] });
     const imported = (await runAdminCommand(deps(), { op: 'records.import', records: [fresh], approve: true })) as { gates: { gates: { code: string; verdict: string; message: string }[] }[] };
     expect(imported.gates[0]!.gates.find((g) => g.code === 'evidence')).toMatchObject({ verdict: 'warn', message: expect.stringMatching(/unverified/) });
+  });
+
+  it("runs as chatctx_verifier, the scheduled check's role, which may read the sources and write their checks, nothing else", async () => {
+    await applyRoles(store.sql, { chatctx_verifier: { username: 'chatctx_verifier', password: 'not-used-here' } });
+    await store.sql.query('SET ROLE chatctx_verifier');
+    try {
+      const fetcher = new UntrustedFetcher({ resolve, allowAddress: () => true, ca: tls.cert });
+      const results = await verifySources(store.sql, fetcher, await sourcesToVerify(store.sql), { deadlineMs: 5000, maxBytes: 1024 * 1024 });
+      expect(results.length).toBeGreaterThan(0);
+      await expect(store.sql.query("UPDATE records SET title = 'changed'")).rejects.toThrow(/42501/);
+      await expect(store.sql.query('SELECT recommendation FROM records')).rejects.toThrow(/42501/);
+      await expect(store.sql.query("INSERT INTO feedback (category) VALUES ('other')")).rejects.toThrow(/42501/);
+      await expect(store.sql.query('DELETE FROM source_checks')).rejects.toThrow(/42501/);
+    } finally {
+      await store.sql.query('RESET ROLE');
+    }
   });
 });
