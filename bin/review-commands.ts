@@ -191,13 +191,14 @@ function registerReading(records: Command, { admin, print }: CliTools): void {
 
   records
     .command('stale')
-    .description('approved records due for review (reviewed_at older than the freshness rules)')
+    .description('approved records due for review: reviewed_at older than the freshness rules, or a source whose excerpt a check since approval did not find')
     .action(async () => {
       const rows = await admin<StaleRecord[]>({ op: 'records.stale' });
-      print(
-        rows.length === 0 ? 'No approved record is due for review.' : rows.map((r) => `${MARK[r.verdict]}  ${r.slug}  reviewed ${r.reviewed_at ?? 'never'}${r.months === null ? '' : ` (${r.months} months ago)`}`).join('\n'),
-        rows,
-      );
+      const lines = (r: StaleRecord) => [
+        `${MARK[r.verdict]}  ${r.slug}  reviewed ${r.reviewed_at ?? 'never'}${r.months === null ? '' : ` (${r.months} months ago)`}`,
+        ...r.sources.map((s) => `      ${s.status} ${s.url} (checked ${s.checked_at.slice(0, 10)}${s.similarity === null ? '' : `, closest passage ${Math.round(s.similarity * 100)}% alike`})`),
+      ];
+      print(rows.length === 0 ? 'No approved record is due for review.' : rows.flatMap(lines).join('\n'), rows);
     });
 }
 

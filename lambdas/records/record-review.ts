@@ -11,6 +11,7 @@ import { reindexRecords } from './bm25-index.ts';
 import { setStatuses } from './record-import.ts';
 import type { RecordStatus } from './record-schema.ts';
 import { asRecordId, recordIdsParam, textSet, uuidSet } from './record-identifiers.ts';
+import { checkKey, latestChecks } from './source-verification.ts';
 
 export interface RecordSummary {
   id: string;
@@ -109,18 +110,46 @@ export interface StaleRecord {
   reviewed_at: string | null;
   /** Whole months since the review; null when the record was never reviewed. */
   months: number | null;
+  /** The worse of the reasons: a long-missed review or an excerpt gone from its page fails. */
   verdict: 'warn' | 'fail';
+  /** Why it is listed: its review is due, and/or a check since its approval found a source wanting. */
+  reasons: ('freshness' | 'evidence')[];
+  /** The sources whose newest check (since the record was approved) did not find the excerpt. */
+  sources: { url: string; status: string; checked_at: string; similarity: number | null }[];
 }
 
-/** Approved records whose last review is older than the freshness rules allow, oldest first. */
+/**
+ * Approved records due for review: the last review older than the freshness rules
+ * allow, or a source whose newest check since the approval did not find the excerpt
+ * (`records verify`, the schedule); oldest review first. A drifted record stays
+ * published until the owner re-verifies, edits or deprecates it.
+ */
 export async function staleRecords(sql: Sql, rules: { freshnessWarnMonths: number; freshnessFailMonths: number }, now = new Date()): Promise<StaleRecord[]> {
-  const rows = await sql.query<{ slug: string; title: string; reviewed_at: string | null; months: number | null }>(
-    `SELECT slug, title, reviewed_at::text AS reviewed_at,
-            floor(extract(epoch FROM ($1::timestamptz - reviewed_at::timestamptz)) / (30.4375 * 86400))::int AS months
-       FROM records WHERE status = 'approved'
-        AND (reviewed_at IS NULL OR reviewed_at < ($1::timestamptz - make_interval(days => round($2 * 30.4375)::int))::date)
-      ORDER BY reviewed_at NULLS FIRST, slug`,
-    [now.toISOString(), rules.freshnessWarnMonths],
+  const rows = await sql.query<{ slug: string; title: string; reviewed_at: string | null; months: number | null; approved_at: string | null; sources: { url: string; evidence_excerpt: string | null }[] }>(
+    `SELECT r.slug, r.title, r.reviewed_at::text AS reviewed_at, r.approved_at::text AS approved_at,
+            floor(extract(epoch FROM ($1::timestamptz - r.reviewed_at::timestamptz)) / (30.4375 * 86400))::int AS months,
+            (SELECT coalesce(jsonb_agg(jsonb_build_object('url', s.url, 'evidence_excerpt', s.evidence_excerpt) ORDER BY s.position), '[]'::jsonb)
+               FROM record_sources s WHERE s.record_id = r.id) AS sources
+       FROM records r WHERE r.status = 'approved'
+      ORDER BY r.reviewed_at NULLS FIRST, r.slug`,
+    [now.toISOString()],
+    { json: ['sources'] },
   );
-  return rows.map((r) => ({ ...r, verdict: r.months === null || r.months >= rules.freshnessFailMonths ? 'fail' : 'warn' }));
+  const checks = await latestChecks(sql, rows.flatMap((r) => r.sources));
+  const dueMs = rules.freshnessWarnMonths * 30.4375 * 86_400_000;
+  return rows.flatMap((row): StaleRecord[] => {
+    const reasons: StaleRecord['reasons'] = [];
+    const fresh = row.reviewed_at !== null && now.getTime() - Date.parse(`${row.reviewed_at}T00:00:00Z`) <= dueMs;
+    if (!fresh) reasons.push('freshness');
+    const wanting = row.sources.flatMap((source) => {
+      const check = source.evidence_excerpt ? checks.get(checkKey(source.url, source.evidence_excerpt)) : undefined;
+      if (!check || check.status === 'verified' || (row.approved_at !== null && Date.parse(check.checkedAt) < Date.parse(row.approved_at))) return [];
+      return [{ url: source.url, status: check.status, checked_at: check.checkedAt, similarity: check.similarity }];
+    });
+    if (wanting.length > 0) reasons.push('evidence');
+    if (reasons.length === 0) return [];
+    const overdue = !fresh && (row.months === null || row.months >= rules.freshnessFailMonths);
+    const verdict = overdue || wanting.some((w) => w.status === 'drifted') ? 'fail' : 'warn';
+    return [{ slug: row.slug, title: row.title, reviewed_at: row.reviewed_at, months: row.months, verdict, reasons, sources: wanting }];
+  });
 }

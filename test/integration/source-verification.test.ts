@@ -137,6 +137,18 @@ describe('verification through the store and the gates', () => {
     expect(overridden).toMatchObject({ changed: 1 });
   });
 
+  it('lists an approved record for review once a check after its approval finds its excerpt gone, and keeps it published', async () => {
+    const listed = async () => (await runAdminCommand(deps(), { op: 'records.stale' })) as { slug: string; reasons: string[]; verdict: string; sources: { status: string }[] }[];
+    // Approved (with an override) after the drift was found: the owner has seen it.
+    expect((await listed()).map((r) => r.slug)).not.toContain('deadline-rewritten');
+    await runAdminCommand(deps(), { op: 'records.verify', ids: ['deadline-rewritten', 'deadline-guide'] });
+    const due = await listed();
+    expect(due.find((r) => r.slug === 'deadline-rewritten')).toMatchObject({ reasons: ['evidence'], verdict: 'fail', sources: [expect.objectContaining({ status: 'drifted' })] });
+    expect(due.map((r) => r.slug)).not.toContain('deadline-guide');
+    const shown = (await runAdminCommand(deps(), { op: 'records.show', id: 'deadline-rewritten' })) as { status: string };
+    expect(shown.status).toBe('approved');
+  });
+
   it('judges a file imported with --approve by the checks of its URL and excerpt, and warns when it was never checked', async () => {
     const copy = recordAt('deadline-rewritten-copy', '/rewritten');
     await expect(runAdminCommand(deps(), { op: 'records.import', records: [copy], approve: true })).rejects.toMatchObject({ details: { problems: [expect.objectContaining({ problem: expect.stringMatching(/^evidence:/) })] } });
