@@ -360,6 +360,7 @@ function analyticsText(r: AnalyticsResult): string {
     `Feedback: ${r.feedback.total} (${countList(r.feedback.by_category)})`,
     ...r.feedback.by_record.map((f) => `  ${f.record}  ${f.total}  (${countList(f.counts)})${f.title ? `  ${f.title}` : ''}`),
   ];
+  lines.push('', `Quoted evidence of approved records (newest check): ${countList(r.evidence) || 'no sources'}`);
   if (r.purged > 0) lines.push('', `Purged ${r.purged} search event(s) older than ${r.retention_days} days.`);
   return lines.join('\n');
 }

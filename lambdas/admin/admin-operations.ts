@@ -33,7 +33,7 @@ import { listFeedback } from '../feedback/feedback-repository.ts';
 import { FEEDBACK_CATEGORIES } from '../../schema/tools.ts';
 import { validateRecords } from '../records/record-files.ts';
 import { analyticsReport, purgeSearchEvents, type AnalyticsReport } from '../analytics/search-analytics.ts';
-import { sourcesToVerify, verifySources } from '../records/source-verification.ts';
+import { checkKey, latestChecks, sourcesToVerify, verifySources } from '../records/source-verification.ts';
 import type { SourceCheckStatus, SourceFetcher } from '../records/source-check.ts';
 import { UntrustedFetcher } from '../streams/untrusted-fetch.ts';
 
@@ -162,6 +162,20 @@ export interface VerifyResult {
   }[];
 }
 
+/** The newest check's status of every quoted source of the approved records (a source never checked is `unchecked`). */
+async function evidenceStanding(sql: Sql): Promise<AnalyticsResult['evidence']> {
+  const sources = await sql.query<{ url: string; evidence_excerpt: string }>(
+    "SELECT s.url, s.evidence_excerpt FROM records r JOIN record_sources s ON s.record_id = r.id WHERE r.status = 'approved' AND s.evidence_excerpt IS NOT NULL",
+  );
+  const checks = await latestChecks(sql, sources);
+  const counts: AnalyticsResult['evidence'] = {};
+  for (const source of sources) {
+    const status = checks.get(checkKey(source.url, source.evidence_excerpt))?.status ?? 'unchecked';
+    counts[status] = (counts[status] ?? 0) + 1;
+  }
+  return counts;
+}
+
 /** One source's check may take this long (every redirect and the body) and read this much. */
 export const VERIFY_LIMITS = { deadlineMs: 20_000, maxBytes: 8 * 1024 * 1024 } as const;
 
@@ -182,6 +196,8 @@ async function verify(deps: AdminDeps, ids: readonly string[]): Promise<VerifyRe
 export interface AnalyticsResult extends AnalyticsReport {
   purged: number;
   retention_days: number;
+  /** How the approved records' quoted sources stand: each newest check's status, or `unchecked`. */
+  evidence: Partial<Record<SourceCheckStatus | 'unchecked', number>>;
 }
 
 export interface ImportResult extends ImportSummary {
@@ -320,7 +336,7 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
     case 'analytics.report': {
       const retentionDays = deps.searchEventRetentionDays ?? settingDefault('searchEventRetentionDays');
       const purged = await purgeSearchEvents(deps.sql, retentionDays);
-      return { ...(await analyticsReport(deps.sql, { days: command.days })), purged, retention_days: retentionDays } satisfies AnalyticsResult;
+      return { ...(await analyticsReport(deps.sql, { days: command.days })), purged, retention_days: retentionDays, evidence: await evidenceStanding(deps.sql) } satisfies AnalyticsResult;
     }
   }
 }

@@ -147,6 +147,8 @@ describe('verification through the store and the gates', () => {
     expect(due.map((r) => r.slug)).not.toContain('deadline-guide');
     const shown = (await runAdminCommand(deps(), { op: 'records.show', id: 'deadline-rewritten' })) as { status: string };
     expect(shown.status).toBe('approved');
+    // The owner's analytics count how the approved records' quoted sources stand.
+    expect(((await runAdminCommand(deps(), { op: 'analytics.report', days: 30 })) as { evidence: unknown }).evidence).toEqual({ verified: 1, drifted: 1 });
   });
 
   it('judges a file imported with --approve by the checks of its URL and excerpt, and warns when it was never checked', async () => {
