@@ -282,6 +282,14 @@ export const SETTINGS = {
     default: 30,
     description: 'days a `records verify` check that found an excerpt missing from its page fails the evidence gate at approval (an older miss warns, a source never checked warns as unverified)',
   }),
+  sourceCheckIntervalHours: integer({
+    env: 'CHATCTX_SOURCE_CHECK_INTERVAL_HOURS',
+    runtimes: LOCAL,
+    min: 0,
+    max: 8760,
+    default: 0,
+    description: 'check every quoted excerpt against its page in the background every so many hours while the server runs (the first run soon after start when one is due); `0`, the default, never',
+  }),
   sourcesPrivateAddresses: flag({
     env: 'CHATCTX_SOURCES_PRIVATE_ADDRESSES',
     runtimes: LOCAL,

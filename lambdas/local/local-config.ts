@@ -33,6 +33,8 @@ export interface LocalConfig {
   readonly searchEventRetentionDays: number;
   /** Let `records verify` fetch loopback and private addresses. */
   readonly sourcesPrivateAddresses: boolean;
+  /** Hours between background source checks; 0 for none. */
+  readonly sourceCheckIntervalHours: number;
   /** OAuth redirect URIs allowed besides loopback ones. */
   readonly oauthRedirectAllowlist: readonly string[];
   /** OAuth client registrations per client IP per hour. */
@@ -57,6 +59,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     'bedrockModelId',
     'searchEventRetentionDays',
     'sourcesPrivateAddresses',
+    'sourceCheckIntervalHours',
     'oauthRedirectAllowlist',
     'oauthRegistrationsPerHour',
     'oauthPendingClientsMax',
@@ -79,6 +82,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     bedrockModelId: s.bedrockModelId,
     searchEventRetentionDays: s.searchEventRetentionDays,
     sourcesPrivateAddresses: s.sourcesPrivateAddresses,
+    sourceCheckIntervalHours: s.sourceCheckIntervalHours,
     oauthRedirectAllowlist: s.oauthRedirectAllowlist,
     oauthRegistrationsPerHour: s.oauthRegistrationsPerHour,
     oauthPendingClientsMax: s.oauthPendingClientsMax,

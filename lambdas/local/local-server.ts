@@ -37,7 +37,8 @@ import { KeyRepository } from '../auth/key-repository.ts';
 import { SqlQuotaStore } from '../quota/sql-quota-store.ts';
 import { MirroredQuotaStore } from '../quota/mirrored-quota-store.ts';
 import { oauthKeyResolver, withOAuthChallenge } from '../oauth/access-token-resolver.ts';
-import type { UntrustedFetcher } from '../streams/untrusted-fetch.ts';
+import { UntrustedFetcher } from '../streams/untrusted-fetch.ts';
+import { scheduleSourceChecks } from './source-check-timer.ts';
 import { createOAuthRoutes } from '../oauth/oauth-routes.ts';
 import { checkOrigin } from '../protocol/request-guards.ts';
 import { utcDay } from '../quota/quota-clock.ts';
@@ -118,6 +119,10 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     ready(await answering(store, embedder, events, config, logger, admin.token, options.oauthFetcher));
     logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', created: store.created });
     stops.push(retainSearchEvents(store, config.searchEventRetentionDays, logger));
+    if (config.sourceCheckIntervalHours > 0) {
+      const fetcher = new UntrustedFetcher(config.sourcesPrivateAddresses ? { allowAddress: () => true } : {});
+      stops.push(scheduleSourceChecks(store.sql, fetcher, config.sourceCheckIntervalHours, logger));
+    }
 
     const background = new AbortController();
     stops.push(async () => background.abort());

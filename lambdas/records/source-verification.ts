@@ -56,6 +56,8 @@ export async function verifySources(
   fetcher: SourceFetcher,
   sources: readonly { url: string; excerpt: string; slugs: readonly string[] }[],
   limits: SourceCheckLimits,
+  /** Once aborted no further source is started (the ones running finish within their deadline). */
+  signal?: AbortSignal,
 ): Promise<VerifiedSource[]> {
   const results: VerifiedSource[] = new Array(sources.length);
   const busyHosts = new Map<string, number>();
@@ -66,6 +68,7 @@ export async function verifySources(
   };
   const worker = async (): Promise<void> => {
     for (;;) {
+      if (signal?.aborted) return;
       const job = next();
       if (!job) {
         if (waiting.length === 0) return;
@@ -84,7 +87,7 @@ export async function verifySources(
     }
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, sources.length) }, worker));
-  return results;
+  return results.filter((result) => result !== undefined);
 }
 
 export async function storeCheck(sql: Sql, check: SourceCheck, how: 'fetched' | 'draft'): Promise<void> {
