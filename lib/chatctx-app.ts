@@ -28,6 +28,7 @@ export const CONTEXT_KEYS = {
   monthlyBudgetUsd: 'chatctx:monthlyBudgetUsd',
   apiGatewayCloudWatchRole: 'chatctx:apiGatewayCloudWatchRole',
   sourceCheckSchedule: 'chatctx:sourceCheckSchedule',
+  driftDemotesConfidence: 'chatctx:driftDemotesConfidence',
   nag: 'chatctx:nag',
 } as const;
 
@@ -59,6 +60,7 @@ export function readAppSettings(node: Node): ChatctxAppSettings {
       monthlyBudgetUsd: numberContext(node, CONTEXT_KEYS.monthlyBudgetUsd),
       apiGatewayCloudWatchRole: booleanContext(node, CONTEXT_KEYS.apiGatewayCloudWatchRole),
       sourceCheckSchedule: stringContext(node, CONTEXT_KEYS.sourceCheckSchedule),
+      driftDemotesConfidence: booleanContext(node, CONTEXT_KEYS.driftDemotesConfidence),
     },
     nag: booleanContext(node, CONTEXT_KEYS.nag) ?? false,
   };

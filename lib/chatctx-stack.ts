@@ -113,6 +113,14 @@ export interface ChatctxStackProps extends StackProps {
   readonly monthlyBudgetUsd?: number;
 
   /**
+   * Whether answers show a record whose quoted evidence drifted with its
+   * confidence one step lower.
+   *
+   * @default false
+   */
+  readonly driftDemotesConfidence?: boolean;
+
+  /**
    * When the quoted evidence is checked against its pages: an EventBridge
    * `rate(…)` or `cron(…)` expression, or `off`.
    *
@@ -168,6 +176,7 @@ export class ChatctxStack extends Stack {
       pepperSecret: this.pepper.secret,
       guestDailyLimit: props.guestDailyLimit,
       allowedOrigins: props.allowedOrigins,
+      driftDemotesConfidence: props.driftDemotesConfidence,
     });
 
     this.migrations = new Migrations(this, 'Migrations', {

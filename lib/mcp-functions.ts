@@ -83,6 +83,14 @@ export interface McpFunctionsProps {
    * @default - none
    */
   readonly allowedOrigins?: readonly string[];
+
+  /**
+   * Whether search_knowledge and get_guidance show a record whose quoted evidence
+   * drifted with its confidence one step lower.
+   *
+   * @default false
+   */
+  readonly driftDemotesConfidence?: boolean;
 }
 
 export class McpFunctions extends Construct {
@@ -120,6 +128,9 @@ export class McpFunctions extends Construct {
       commandHooks: BUNDLED_FILES.searchKnowledge,
     });
     this.getGuidance = this.toolFunction(grants, 'GetGuidance', 'get_guidance', FUNCTION_ENTRIES.getGuidance, 'reader');
+    if (props.driftDemotesConfidence) {
+      for (const tool of [this.searchKnowledge, this.getGuidance]) tool.function.addEnvironment(env('driftDemotesConfidence'), '1');
+    }
     this.submitFeedback = this.toolFunction(grants, 'SubmitFeedback', 'submit_feedback', FUNCTION_ENTRIES.submitFeedback, 'feedback');
     this.gateway = this.gatewayFunction(grants, props, guestDailyLimit, allowedOrigins);
     this.admin = this.embeddingFunction(grants, 'Admin', 'master', {

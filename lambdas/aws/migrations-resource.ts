@@ -10,6 +10,7 @@ import type { Sql } from '../ports/sql.ts';
 import type { RoleCredentials } from '../ports/secrets.ts';
 import { loadMigrations, migrate } from '../storage/migrations.ts';
 import { applyRoles } from '../storage/database-roles.ts';
+import { fillExcerptHashes } from '../records/source-verification.ts';
 
 export interface MigrateResult {
   PhysicalResourceId: string;
@@ -20,6 +21,8 @@ const PHYSICAL_ID = 'chatctx-schema';
 
 export async function runMigrations(sql: Sql, schemaDir: string, roles: Readonly<Record<string, RoleCredentials>>): Promise<MigrateResult> {
   const applied = await migrate(sql, await loadMigrations(schemaDir));
+  // Sources imported before their excerpt digest was kept get it now (schema/008_evidence_standing.sql).
+  await fillExcerptHashes(sql);
   const granted = await applyRoles(sql, roles);
   return { PhysicalResourceId: PHYSICAL_ID, Data: { applied: applied.join(',') || 'none', roles: granted.join(',') } };
 }

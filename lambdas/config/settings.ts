@@ -282,6 +282,12 @@ export const SETTINGS = {
     default: 30,
     description: 'days a `records verify` check that found an excerpt missing from its page fails the evidence gate at approval (an older miss warns, a source never checked warns as unverified)',
   }),
+  driftDemotesConfidence: flag({
+    env: 'CHATCTX_DRIFT_DEMOTES_CONFIDENCE',
+    runtimes: BOTH,
+    default: false,
+    description: 'while a source of an approved record was last found without its excerpt (a check since its approval), answers give the record\'s confidence one step lower (high → medium → low); the record stays published either way',
+  }),
   sourceCheckIntervalHours: integer({
     env: 'CHATCTX_SOURCE_CHECK_INTERVAL_HOURS',
     runtimes: LOCAL,

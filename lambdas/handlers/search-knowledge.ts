@@ -17,5 +17,6 @@ export const handler = toolLambda('chatctx-search-knowledge', (env, logger) => {
   const sql = dataApiSql(env);
   // One writer per warm function, so retention runs at most daily while searches do.
   const events = new DirectSearchEvents(sql, logger, readSetting(env, 'searchEventRetentionDays'));
-  return searchKnowledgeTool({ sql, secrets: pepperSecrets(env), embedder: lambdaEmbedder(env), logger, cache: new SearchCache(), events });
+  const driftDemotesConfidence = readSetting(env, 'driftDemotesConfidence');
+  return searchKnowledgeTool({ sql, secrets: pepperSecrets(env), embedder: lambdaEmbedder(env), logger, cache: new SearchCache(), events, driftDemotesConfidence });
 });

@@ -35,6 +35,8 @@ export interface LocalConfig {
   readonly sourcesPrivateAddresses: boolean;
   /** Hours between background source checks; 0 for none. */
   readonly sourceCheckIntervalHours: number;
+  /** Show records whose evidence drifted with their confidence one step lower. */
+  readonly driftDemotesConfidence: boolean;
   /** OAuth redirect URIs allowed besides loopback ones. */
   readonly oauthRedirectAllowlist: readonly string[];
   /** OAuth client registrations per client IP per hour. */
@@ -60,6 +62,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     'searchEventRetentionDays',
     'sourcesPrivateAddresses',
     'sourceCheckIntervalHours',
+    'driftDemotesConfidence',
     'oauthRedirectAllowlist',
     'oauthRegistrationsPerHour',
     'oauthPendingClientsMax',
@@ -83,6 +86,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     searchEventRetentionDays: s.searchEventRetentionDays,
     sourcesPrivateAddresses: s.sourcesPrivateAddresses,
     sourceCheckIntervalHours: s.sourceCheckIntervalHours,
+    driftDemotesConfidence: s.driftDemotesConfidence,
     oauthRedirectAllowlist: s.oauthRedirectAllowlist,
     oauthRegistrationsPerHour: s.oauthRegistrationsPerHour,
     oauthPendingClientsMax: s.oauthPendingClientsMax,

@@ -217,7 +217,15 @@ async function answering(
   adminToken: string,
   oauthFetcher?: UntrustedFetcher,
 ): Promise<Ready> {
-  const handlers = createToolHandlers({ sql: store.sql, secrets: store.secrets, embedder, logger, events, cache: new SearchCache() });
+  const handlers = createToolHandlers({
+    sql: store.sql,
+    secrets: store.secrets,
+    embedder,
+    logger,
+    events,
+    cache: new SearchCache(),
+    driftDemotesConfidence: config.driftDemotesConfidence,
+  });
   const repository = new KeyRepository(store.sql, store.secrets);
   const keys = oauthKeyResolver(repository, store.sql, store.secrets);
   const counters = new SqlQuotaStore(store.sql);

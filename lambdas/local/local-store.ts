@@ -24,6 +24,7 @@ import { gateReports } from '../records/record-approval.ts';
 import { readReviewRules } from '../records/quality-gates.ts';
 import { errorKind } from '../observability/logger.ts';
 import { DataDirError, pepperPath, storePath, type DataDirLock } from './data-dir.ts';
+import { fillExcerptHashes } from '../records/source-verification.ts';
 
 export const STARTER_CORPUS_DIR = fileURLToPath(new URL('../../guidance/', import.meta.url));
 
@@ -64,6 +65,7 @@ export async function openLocalStore(lock: DataDirLock, options: OpenOptions = {
   try {
     sql = options.thread ? await PgliteThreadSql.open(storePath(dataDir)) : await PgliteSql.open(storePath(dataDir));
     await migrate(sql);
+    await fillExcerptHashes(sql);
   } catch (error) {
     await sql?.close().catch(() => undefined);
     // A failed open leaves PGlite's pid file behind; we hold the lock, so no Postgres runs here. Leave the rest as found.

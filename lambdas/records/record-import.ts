@@ -24,6 +24,7 @@ import type { RecordFile, RecordStatus } from './record-schema.ts';
 import { reindexRecords } from './bm25-index.ts';
 import { canonicalTechnology } from './technology-vocabulary.ts';
 import { textFieldSet, textSet, uuidFieldSet, uuidSet } from './record-identifiers.ts';
+import { excerptHash } from './evidence-text.ts';
 
 export interface ImportSummary {
   created: number;
@@ -310,14 +311,15 @@ async function writeChildren(tx: Sql, plans: readonly Plan[]): Promise<void> {
       url: s.url,
       publisher: s.publisher ?? null,
       evidence_excerpt: s.evidence_excerpt ?? null,
+      excerpt_hash: s.evidence_excerpt ? excerptHash(s.evidence_excerpt) : null,
       relation: s.relation,
     })),
   );
   if (sources.length > 0) {
     await tx.query(
-      `INSERT INTO record_sources (record_id, position, title, url, publisher, evidence_excerpt, relation)
+      `INSERT INTO record_sources (record_id, position, title, url, publisher, evidence_excerpt, excerpt_hash, relation)
        SELECT * FROM jsonb_to_recordset($1::jsonb)
-           AS x(record_id uuid, position int, title text, url text, publisher text, evidence_excerpt text, relation text)`,
+           AS x(record_id uuid, position int, title text, url text, publisher text, evidence_excerpt text, excerpt_hash text, relation text)`,
       [JSON.stringify(sources)],
     );
   }

@@ -45,6 +45,8 @@ export interface StoredRecord {
   approved_at: string | null;
   applies_to: AppliesTo[];
   sources: Source[];
+  /** Whether a source's newest check since the approval found its excerpt gone from the page. */
+  evidence_drifted: boolean;
 }
 
 /** The columns and aggregated children every record read selects (alias `r`). */
@@ -58,7 +60,13 @@ const RECORD_COLUMNS = `
   (SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
       'title', s.title, 'url', s.url, 'publisher', s.publisher,
       'evidence_excerpt', s.evidence_excerpt, 'relation', s.relation)) ORDER BY s.position), '[]'::jsonb)
-     FROM record_sources s WHERE s.record_id = r.id) AS sources`;
+     FROM record_sources s WHERE s.record_id = r.id) AS sources,
+  EXISTS (SELECT 1 FROM record_sources s
+            CROSS JOIN LATERAL (SELECT c.status, c.checked_at FROM source_checks c
+                                 WHERE c.url = s.url AND c.excerpt_hash = s.excerpt_hash
+                                 ORDER BY c.checked_at DESC LIMIT 1) newest
+           WHERE s.record_id = r.id AND newest.status = 'drifted'
+             AND (r.approved_at IS NULL OR newest.checked_at > r.approved_at)) AS evidence_drifted`;
 
 /** The jsonb columns of `RECORD_COLUMNS`, which the Sql adapter returns parsed. */
 const JSON_COLUMNS = ['asked_as', 'conditions', 'exceptions', 'pitfalls', 'verification_checks', 'applies_to', 'sources'] as const;

@@ -8,6 +8,17 @@ import type { StoredRecord } from './record-read.ts';
 
 export type Detail = 'brief' | 'standard' | 'full';
 
+const ONE_STEP_LOWER = { high: 'medium', medium: 'low', low: 'low' } as const;
+
+/**
+ * The record as answers show it when the owner has chosen to demote drifted
+ * evidence (`CHATCTX_DRIFT_DEMOTES_CONFIDENCE`): while a source's newest check
+ * since approval found its excerpt gone, its confidence is one step lower.
+ */
+export function withEvidenceStanding(record: StoredRecord, demoteDrifted: boolean): StoredRecord {
+  return demoteDrifted && record.evidence_drifted ? { ...record, confidence: ONE_STEP_LOWER[record.confidence] } : record;
+}
+
 const optional = <T>(value: T | null): T | undefined => (value === null || value === '' ? undefined : value);
 
 /** How many items of each list (conditions, exceptions, pitfalls, checks) a brief result keeps. */

@@ -116,3 +116,22 @@ export async function latestChecks(sql: Sql, sources: readonly { url: string; ev
 export function checkKey(url: string, excerpt: string): string {
   return `${url} ${excerptHash(excerpt)}`;
 }
+
+/**
+ * Fills the excerpt digest of source rows imported before it was kept
+ * (`schema/008_evidence_standing.sql`): run after migrating, by the local store
+ * and the migrate function. Returns how many rows it filled.
+ */
+export async function fillExcerptHashes(sql: Sql): Promise<number> {
+  const rows = await sql.query<{ record_id: string; position: number; evidence_excerpt: string }>(
+    'SELECT record_id::text AS record_id, position, evidence_excerpt FROM record_sources WHERE excerpt_hash IS NULL AND evidence_excerpt IS NOT NULL',
+  );
+  if (rows.length === 0) return 0;
+  await sql.query(
+    `UPDATE record_sources s SET excerpt_hash = x.excerpt_hash
+       FROM jsonb_to_recordset($1::jsonb) AS x(record_id uuid, position int, excerpt_hash text)
+      WHERE s.record_id = x.record_id AND s.position = x.position`,
+    [JSON.stringify(rows.map((r) => ({ record_id: r.record_id, position: r.position, excerpt_hash: excerptHash(r.evidence_excerpt) })))],
+  );
+  return rows.length;
+}

@@ -12,7 +12,7 @@ import type { Logger } from '../ports/logger.ts';
 import { hashQuery, hashSearchInput } from '../privacy/hashing.ts';
 import type { SearchKnowledgeInput, SearchKnowledgeOutput } from '../../schema/tools.ts';
 import { approvedCoverage, loadApprovedByIds, type StoredRecord } from '../records/record-read.ts';
-import { shapeRecord } from '../records/record-shape.ts';
+import { shapeRecord, withEvidenceStanding } from '../records/record-shape.ts';
 import { effectiveSynonyms, type SynonymList } from '../records/query-synonyms.ts';
 import { fitToBudget } from './token-budget.ts';
 import { cachedQueryEmbedding, embedNewQuery } from './query-embedding.ts';
@@ -38,6 +38,8 @@ export interface SearchDeps {
   readonly events?: SearchEventSink;
   /** Overrides the profile the store and the encoder would choose (evaluation only). */
   readonly relevance?: RelevanceProfile;
+  /** Show a record whose evidence drifted with its confidence one step lower. @default false */
+  readonly driftDemotesConfidence?: boolean;
 }
 
 /** How many candidates each retrieval side contributes. */
@@ -149,7 +151,7 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
   };
   return fitToBudget(
     base,
-    top.map((r) => ({ ...shapeRecord(r.record, input.detail), applicability_note: r.note })),
+    top.map((r) => ({ ...shapeRecord(withEvidenceStanding(r.record, deps.driftDemotesConfidence ?? false), input.detail), applicability_note: r.note })),
     input.token_budget,
   );
 }

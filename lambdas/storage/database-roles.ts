@@ -25,13 +25,14 @@ const PRIVILEGES = {
   search: [
     'SELECT ON records, record_applies_to, record_sources, record_terms, term_stats, corpus_stats, record_passages',
     'SELECT ON query_synonyms, relevance_profiles, record_phrase_terms, record_phrase_mass',
+    'SELECT (url, excerpt_hash, status, checked_at) ON source_checks',
     'SELECT, INSERT, UPDATE ON embedding_cache',
     'INSERT ON search_events',
     'SELECT (created_at), DELETE ON search_events',
     'USAGE ON SEQUENCE search_events_id_seq',
   ],
-  /** get_guidance: read approved records and their children. */
-  reader: ['SELECT ON records, record_applies_to, record_sources'],
+  /** get_guidance: read approved records and their children, and how their quoted evidence stands. */
+  reader: ['SELECT ON records, record_applies_to, record_sources', 'SELECT (url, excerpt_hash, status, checked_at) ON source_checks'],
   /** submit_feedback: insert feedback, and check that the record it names is approved (three columns, no text). */
   feedback: ['INSERT ON feedback', 'SELECT (id, slug, status) ON records'],
   /**

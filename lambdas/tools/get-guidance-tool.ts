@@ -7,11 +7,11 @@ import { getGuidanceInput } from '../../schema/tools.ts';
 import type { Sql } from '../ports/sql.ts';
 import type { Logger } from '../ports/logger.ts';
 import { findApprovedRecords, findSuccessors } from '../records/record-read.ts';
-import { shapeRecord } from '../records/record-shape.ts';
+import { shapeRecord, withEvidenceStanding } from '../records/record-shape.ts';
 import { parseArguments } from './tool-result.ts';
 import { guardedTool, type ToolHandler } from './guarded-tool.ts';
 
-export function getGuidanceTool(deps: { sql: Sql; logger: Logger }): ToolHandler {
+export function getGuidanceTool(deps: { sql: Sql; logger: Logger; driftDemotesConfidence?: boolean }): ToolHandler {
   return guardedTool('get_guidance', deps.logger, async (args) => {
     const input = parseArguments(getGuidanceInput, args);
     const found = await findApprovedRecords(deps.sql, input.ids);
@@ -23,7 +23,8 @@ export function getGuidanceTool(deps: { sql: Sql; logger: Logger }): ToolHandler
       if (!record) missing.push(id);
       else if (!returned.has(record.id)) {
         returned.add(record.id);
-        results.push(input.detail === 'full' ? shapeRecord(record, 'full') : shapeRecord(record, 'brief'));
+        const shown = withEvidenceStanding(record, deps.driftDemotesConfidence ?? false);
+        results.push(input.detail === 'full' ? shapeRecord(shown, 'full') : shapeRecord(shown, 'brief'));
       }
     }
     // A withdrawn record that names its successor says so, so the agent can ask for that one instead.

@@ -26,6 +26,8 @@ export interface ToolDeps {
   readonly cache?: SearchCache;
   /** Where search events go (see search-service.ts). */
   readonly events?: SearchEventSink;
+  /** Show records whose evidence drifted with their confidence one step lower (`CHATCTX_DRIFT_DEMOTES_CONFIDENCE`). */
+  readonly driftDemotesConfidence?: boolean;
 }
 
 export function createToolHandlers(deps: ToolDeps): Record<ToolName, ToolHandler> {

@@ -504,6 +504,14 @@ describe('source checks', () => {
     expect(invokers.map((p) => resourceKey(p.Properties.FunctionName))).toEqual([cfn(fn('sourceChecks').function.functionArn)]);
   });
 
+  it('demote drifted records in answers only when chatctx:driftDemotesConfidence says so, on both reading tools', () => {
+    const variables = (t: Template, st: ChatctxStack, name: 'searchKnowledge' | 'getGuidance') =>
+      t.toJSON().Resources[st.getLogicalId(st.functions[name].function.node.defaultChild as CfnElement)].Properties.Environment.Variables;
+    expect(variables(template, stack, 'searchKnowledge')).not.toHaveProperty('CHATCTX_DRIFT_DEMOTES_CONFIDENCE');
+    const { template: on, stack: onStack } = synthTemplate({ 'chatctx:driftDemotesConfidence': true });
+    for (const name of ['searchKnowledge', 'getGuidance'] as const) expect(variables(on, onStack, name).CHATCTX_DRIFT_DEMOTES_CONFIDENCE).toBe('1');
+  });
+
   it('take another schedule from chatctx:sourceCheckSchedule, or none with off, and refuse anything else', () => {
     expect(rules(synthTemplate({ 'chatctx:sourceCheckSchedule': 'cron(0 6 ? * MON *)' }).template)).toEqual([expect.objectContaining({ ScheduleExpression: 'cron(0 6 ? * MON *)' })]);
     expect(rules(synthTemplate({ 'chatctx:sourceCheckSchedule': 'off' }).template)).toEqual([]);

@@ -15,6 +15,9 @@ import { runAdminCommand, type AdminDeps, type VerifyResult } from '../../lambda
 import { memoryStore, type MemoryStore } from '../support/store.ts';
 import { applyRoles } from '../../lambdas/storage/database-roles.ts';
 import { sourcesToVerify, verifySources } from '../../lambdas/records/source-verification.ts';
+import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
+import { SearchCache } from '../../lambdas/retrieval/search-cache.ts';
+import { silentLogger } from '../../lambdas/observability/logger.ts';
 import { reviewedRecord } from '../support/records.ts';
 import { startTlsServer, type TlsServer } from '../support/tls-server.ts';
 
@@ -149,6 +152,39 @@ describe('verification through the store and the gates', () => {
     expect(shown.status).toBe('approved');
     // The owner's analytics count how the approved records' quoted sources stand.
     expect(((await runAdminCommand(deps(), { op: 'analytics.report', days: 30 })) as { evidence: unknown }).evidence).toEqual({ verified: 1, drifted: 1 });
+  });
+
+  it('shows a drifted record with its confidence one step lower when the owner chose so, and as stored otherwise', async () => {
+    const handlers = (demote: boolean) => createToolHandlers({ sql: store.sql, secrets: { pepper: async () => store.pepper }, logger: silentLogger, cache, driftDemotesConfidence: demote });
+    const cache = new SearchCache();
+    const confidenceOf = async (demote: boolean, slug: string) => {
+      const answer = (await handlers(demote).get_guidance({ ids: [slug], detail: 'full' })) as unknown as { structuredContent: { results: { confidence: string }[] } };
+      return answer.structuredContent.results[0]!.confidence;
+    };
+    const searched = async (demote: boolean) => {
+      const answer = (await handlers(demote).search_knowledge({ query: 'outbound call deadline failure', max_results: 10 })) as unknown as {
+        structuredContent: { results: { slug: string; confidence: string }[] };
+      };
+      return Object.fromEntries(answer.structuredContent.results.map((r) => [r.slug, r.confidence]));
+    };
+    // Both fixtures are 'medium': the drifted one drops to 'low', the verified one stays.
+    expect(await confidenceOf(false, 'deadline-rewritten')).toBe('medium');
+    expect(await confidenceOf(true, 'deadline-rewritten')).toBe('low');
+    expect(await confidenceOf(true, 'deadline-guide')).toBe('medium');
+    expect((await searched(true))['deadline-rewritten']).toBe('low');
+    // A check that finds nothing new keeps the corpus generation (answers kept in memory stay good)…
+    const generation = async () => Number((await store.sql.query<{ generation: number }>('SELECT generation FROM corpus_stats WHERE id = 1'))[0]!.generation);
+    const before = await generation();
+    await runAdminCommand(deps(), { op: 'records.verify', ids: ['deadline-rewritten'] });
+    expect(await generation()).toBe(before);
+    // …one that changes a source's standing moves it on, so a kept answer is not shown again.
+    const [drift] = await store.sql.query<{ url: string; excerpt_hash: string }>("SELECT url, excerpt_hash FROM source_checks WHERE status = 'drifted' LIMIT 1");
+    await store.sql.query("INSERT INTO source_checks (url, excerpt_hash, status, how, checked_at) VALUES ($1, $2, 'verified', 'fetched', now())", [drift!.url, drift!.excerpt_hash]);
+    expect(await generation()).toBe(before + 1);
+    expect((await searched(true))['deadline-rewritten']).toBe('medium');
+    // The page still reads differently: checking again drifts it back (the next test relies on that).
+    await runAdminCommand(deps(), { op: 'records.verify', ids: ['deadline-rewritten'] });
+    expect(await generation()).toBe(before + 2);
   });
 
   it('judges a file imported with --approve by the checks of its URL and excerpt, and warns when it was never checked', async () => {
