@@ -24,6 +24,7 @@ import type { RecordFile } from '../lambdas/records/record-schema.ts';
 import { createToolHandlers } from '../lambdas/tools/tool-handlers.ts';
 import { createLogger } from '../lambdas/observability/logger.ts';
 import { TASK_TYPES, TOPICS } from '../schema/tools.ts';
+import { seededRandom } from './seeded-random.ts';
 
 const opts = new Command('bench:hot-paths')
   .option('--runs <n>', 'measurements per scenario (the median is reported)', '3')
@@ -38,17 +39,6 @@ const CALLS = Math.max(1, Number(opts.calls));
 const SIZES = opts.sizes.split(',').map(Number);
 const SEED = 20_261_201;
 
-/** A small deterministic generator (mulberry32), so every run imports the same records. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ter', 'van', 'sul', 'dre', 'pon', 'qui', 'rast', 'bel', 'nor', 'fex', 'tam', 'gri', 'hol'];
 const TECHNOLOGIES = ['Node.js', 'PostgreSQL', 'React', 'TypeScript', 'Python', 'Docker', 'Kubernetes', 'Redis', 'Go', 'Java'];
@@ -64,8 +54,8 @@ function vocabulary(random: () => number, size: number): string[] {
 
 /** `count` valid record files whose slugs start with `prefix`, from `seed`. */
 async function generateRecords(count: number, seed: number, prefix: string): Promise<RecordFile[]> {
-  const random = prng(seed);
-  const words = vocabulary(prng(SEED), 4000);
+  const random = seededRandom(seed);
+  const words = vocabulary(seededRandom(SEED), 4000);
   const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
   const sentence = (n: number) => Array.from({ length: n }, () => pick(words)).join(' ') + '.';
   const items = Array.from({ length: count }, (_, i) => ({
@@ -139,7 +129,7 @@ async function guidanceP50(dir: string, size: number): Promise<number> {
       const logger = createLogger(() => undefined);
       const tools = createToolHandlers({ sql, secrets: { pepper: async () => Buffer.alloc(32) }, logger });
       const rows = await sql.query<{ id: string; slug: string }>('SELECT id::text AS id, slug FROM records ORDER BY slug');
-      const random = prng(SEED + size);
+      const random = seededRandom(SEED + size);
       const pick = () => rows[Math.floor(random() * rows.length)]!;
       const times: number[] = [];
       for (let i = 0; i <= CALLS; i += 1) {

@@ -16,6 +16,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { registerClient, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { MCP_ACCEPT, authorize, discoverFrom401, openConsent, submitConsent, type Discovered } from './oauth-flow.ts';
+import { seededRandom } from '../../bin/seeded-random.ts';
 
 export interface OAuthSecurityTarget {
   /** The MCP endpoint: the resource tokens are issued for. */
@@ -336,7 +337,7 @@ export function describeOAuthSecurity(runtime: string, target: () => OAuthSecuri
     });
 
     it('answers 400 seeded malformed requests across every OAuth endpoint without a 5xx or a stack trace', async () => {
-      const random = seeded(20_261_201);
+      const random = seededRandom(20_261_201);
       const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
       const junk = () => pick(['', 'x', '%', '%zz', '\u0000', '\ud800', 'a'.repeat(3000), '{"a":', '[]', 'null', '../../etc/passwd', "' OR 1=1 --", '<script>', randomBytes(12).toString('base64url')]);
       const params = () => {
@@ -375,16 +376,4 @@ export function describeOAuthSecurity(runtime: string, target: () => OAuthSecuri
       expect(all).not.toContain(key.key);
     });
   });
-}
-
-/** A small seeded generator (mulberry32), so a failing fuzz case comes back on the next run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
