@@ -4,7 +4,7 @@
  * generation; search events written one by one or in batches.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memoryStore, type MemoryStore } from '../support/store.ts';
+import { memoryStore, seededUseLite, type MemoryStore } from '../support/store.ts';
 import { UseLiteEmbedder } from '../../lambdas/embeddings/use-lite-embedder.ts';
 import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
 import { SearchCache } from '../../lambdas/retrieval/search-cache.ts';
@@ -47,7 +47,8 @@ const countEvents = async () => (await store.sql.query<{ n: number }>('SELECT co
 const generation = async () => Number((await store.sql.query<{ generation: number }>('SELECT generation FROM corpus_stats WHERE id = 1'))[0]!.generation);
 
 beforeAll(async () => {
-  store = await memoryStore({ embedder: encoder });
+  // The corpus from its shipped embeddings (the vectors this encoder makes), as the server loads it; queries run the encoder.
+  store = await memoryStore({ embedder: await seededUseLite() });
 });
 
 afterAll(async () => {
