@@ -133,6 +133,7 @@ export class Operations extends Construct {
       alarm?.addAlarmAction(notify);
       alarm?.addOkAction(notify);
     }
+    this.allowAlarmsToPublish();
 
     this.dashboard = this.buildDashboard(metrics);
     if (props.monthlyBudgetUsd !== undefined) this.budget = this.costBudget(props.monthlyBudgetUsd);
@@ -145,6 +146,27 @@ export class Operations extends Construct {
     const topic = new sns.Topic(this, 'Topic', { displayName: 'chatctx alarms', enforceSSL: true });
     if (alarmEmail) topic.addSubscription(new subscriptions.EmailSubscription(alarmEmail));
     return topic;
+  }
+
+  /**
+   * The topic's policy replaces SNS's default one (the TLS-only Deny makes it
+   * explicit), so CloudWatch may publish only because this says so: these alarms
+   * of this account, nothing else.
+   */
+  private allowAlarmsToPublish(): void {
+    const alarms = Object.values(this.alarms).filter((alarm): alarm is cloudwatch.Alarm => alarm !== undefined);
+    this.topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CloudWatchAlarmsPublish',
+        actions: ['sns:Publish'],
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        resources: [this.topic.topicArn],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': Stack.of(this).account },
+          ArnEquals: { 'aws:SourceArn': alarms.map((alarm) => alarm.alarmArn) },
+        },
+      }),
+    );
   }
 
   private awakeWhileIdleAlarm(metrics: OperationsMetrics): cloudwatch.Alarm {

@@ -675,6 +675,13 @@ describe('operations: alarms, dashboard, budget', () => {
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
     });
+    // The topic's policy replaces SNS's default, so CloudWatch may publish only through an explicit Allow: this account's alarms.
+    const policy = Object.values(template.findResources('AWS::SNS::TopicPolicy'))[0]!.Properties.PolicyDocument.Statement as Record<string, any>[];
+    const allow = policy.find((s) => s.Effect === 'Allow' && s.Principal?.Service === 'cloudwatch.amazonaws.com')!;
+    expect(allow).toMatchObject({ Action: 'sns:Publish', Resource: topicRef(), Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } } });
+    const alarmArns = Object.keys(template.findResources('AWS::CloudWatch::Alarm')).map((id) => ({ 'Fn::GetAtt': [id, 'Arn'] }));
+    expect(allow.Condition.ArnEquals['aws:SourceArn']).toEqual(expect.arrayContaining(alarmArns));
+    expect(allow.Condition.ArnEquals['aws:SourceArn']).toHaveLength(alarmArns.length);
     const { template: withEmail } = synthTemplate({ 'chatctx:alarmEmail': 'ops@example.com' });
     withEmail.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
     expect(() => buildApp({ 'chatctx:alarmEmail': 'ops@example.com,dev@example.com' })).toThrow(/alarmEmail must be one e-mail address/);
