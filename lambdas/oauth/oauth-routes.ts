@@ -29,6 +29,8 @@
  */
 import { createHash } from 'node:crypto';
 import { randomUUID } from 'node:crypto';
+import { retryAfterOf } from '../errors/app-error.ts';
+import { errorKind } from '../observability/logger.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { QuotaStore } from '../ports/quota-store.ts';
 import type { Secrets } from '../ports/secrets.ts';
@@ -97,7 +99,8 @@ type OAuthErrorCode =
   | 'invalid_target'
   | 'invalid_redirect_uri'
   | 'invalid_client_metadata'
-  | 'temporarily_unavailable';
+  | 'temporarily_unavailable'
+  | 'server_error';
 
 export function createOAuthRoutes(deps: OAuthRoutesDeps): OAuthRoutes {
   const server = new OAuthServer(deps);
@@ -152,10 +155,30 @@ class OAuthServer {
     if (request.method === 'OPTIONS' && route.cors) response = new Response(null, { status: 204, headers: corsHeaders() });
     else if (!route.methods.includes(request.method)) response = new Response(null, { status: 405, headers: { Allow: route.methods.join(', ') } });
     else {
-      response = await route.answer(request, { base: baseUrl, ip: clientIp });
+      try {
+        response = await route.answer(request, { base: baseUrl, ip: clientIp });
+      } catch (error) {
+        response = this.failure(path, error);
+      }
       if (route.cors) for (const [name, value] of Object.entries(corsHeaders())) response.headers.set(name, value);
     }
     this.deps.logger.info('oauth_request', { path, method: request.method, status: response.status, duration_ms: Math.round(performance.now() - started) });
+    return response;
+  }
+
+  /**
+   * The error boundary of every OAuth route: a store that is not ready yet (a
+   * resuming cluster) gives 503 with `Retry-After`, anything else a logged 500
+   * that says nothing about the cause; the consent page answers as a page.
+   */
+  private failure(path: string, error: unknown): Response {
+    const retryAfter = retryAfterOf(error);
+    this.deps.logger.error('oauth_request_failed', { path, error: errorKind(error), retry_after: retryAfter });
+    const status = retryAfter === undefined ? 500 : 503;
+    const message = retryAfter === undefined ? 'Internal error; nothing was changed. Try again later.' : `The service is starting; try again in ${retryAfter} seconds.`;
+    const response =
+      path === '/oauth/authorize' ? page(status, errorPage(message)) : json(status, { error: retryAfter === undefined ? 'server_error' : 'temporarily_unavailable', error_description: message });
+    if (retryAfter !== undefined) response.headers.set('Retry-After', String(retryAfter));
     return response;
   }
 

@@ -48,12 +48,12 @@ function contextFor(timeoutMs: number): Context {
   return { functionName: 'test', awsRequestId: 'req', getRemainingTimeInMillis: () => endsAt - clock.now() } as unknown as Context;
 }
 
-function toEvent(method: string, body: string | null, headers: Record<string, string>): APIGatewayProxyEvent {
+function toEvent(method: string, body: string | null, headers: Record<string, string>, path = '/mcp'): APIGatewayProxyEvent {
   const all = { ...headers, Host: 'abc123.execute-api.us-east-1.amazonaws.com' };
   return {
     httpMethod: method,
-    path: '/mcp',
-    resource: '/mcp',
+    path,
+    resource: path,
     headers: all,
     multiValueHeaders: Object.fromEntries(Object.entries(all).map(([name, value]) => [name, [value]])),
     queryStringParameters: null,
@@ -190,6 +190,16 @@ describe('a paused cluster still resuming at the deadline (60 s)', () => {
     const body = await response.json();
     expect(body.error.message).toMatch(/resuming.*Retry in 10 seconds/);
     expect(elapsed[0]).toBeLessThan(GATEWAY_TIMEOUT_MS);
+  });
+
+  it('answers an OAuth registration with 503 and Retry-After too, not a Lambda error', async () => {
+    pauseCluster(fixture, clock, 60_000);
+    const body = JSON.stringify({ client_name: 'Cold connector', redirect_uris: ['http://127.0.0.1:33418/callback'] });
+    const event = toEvent('POST', body, { 'content-type': 'application/json' }, '/oauth/register');
+    const result = await runWithClock(clock, () => gateway(event, contextFor(GATEWAY_TIMEOUT_MS)));
+    expect(result.statusCode).toBe(503);
+    expect(result.multiValueHeaders?.['retry-after']).toEqual(['10']);
+    expect(JSON.parse(result.body)).toMatchObject({ error: 'temporarily_unavailable', error_description: expect.stringMatching(/try again in 10 seconds/) });
   });
 
   it("answers a tool call with the contract's structured unavailable error and a retry hint", async () => {
