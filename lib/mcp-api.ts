@@ -168,6 +168,8 @@ export class McpApi extends Construct {
 
     this.accessLogGroup = new logs.LogGroup(this, 'AccessLogs', { retention });
     this.api = new apigateway.RestApi(this, 'Api', {
+      // Named after the stack: API Gateway's metrics are keyed by the API's name, so two stacks in one region must not share one.
+      restApiName: `${Stack.of(this).stackName}-api`,
       description: 'chatctx: MCP endpoint and public documentation files',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
       cloudWatchRole: props.cloudWatchRole ?? true,

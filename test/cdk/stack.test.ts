@@ -265,6 +265,12 @@ describe('REST API', () => {
     }
   });
 
+  it('is named after its stack, so two stacks in one region keep their API metrics apart', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: `${stack.stackName}-api` });
+    const { template: other } = synthTemplate({ 'chatctx:stackName': 'ChatctxStaging' });
+    other.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: 'ChatctxStaging-api' });
+  });
+
   it('lets API Gateway invoke only the gateway and site functions, per method, without test invokes', () => {
     const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter((p) => p.Properties.Principal !== 'events.amazonaws.com');
     const targets = new Set(permissions.map((p) => resourceKey(p.Properties.FunctionName)));
