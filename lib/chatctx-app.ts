@@ -29,6 +29,7 @@ export const CONTEXT_KEYS = {
   apiGatewayCloudWatchRole: 'chatctx:apiGatewayCloudWatchRole',
   sourceCheckSchedule: 'chatctx:sourceCheckSchedule',
   driftDemotesConfidence: 'chatctx:driftDemotesConfidence',
+  pepperSecretArn: 'chatctx:pepperSecretArn',
   nag: 'chatctx:nag',
 } as const;
 
@@ -61,6 +62,7 @@ export function readAppSettings(node: Node): ChatctxAppSettings {
       apiGatewayCloudWatchRole: booleanContext(node, CONTEXT_KEYS.apiGatewayCloudWatchRole),
       sourceCheckSchedule: stringContext(node, CONTEXT_KEYS.sourceCheckSchedule),
       driftDemotesConfidence: booleanContext(node, CONTEXT_KEYS.driftDemotesConfidence),
+      pepperSecretArn: stringContext(node, CONTEXT_KEYS.pepperSecretArn) || undefined,
     },
     nag: booleanContext(node, CONTEXT_KEYS.nag) ?? false,
   };

@@ -113,6 +113,14 @@ export interface ChatctxStackProps extends StackProps {
   readonly monthlyBudgetUsd?: number;
 
   /**
+   * The complete ARN of an existing pepper secret to adopt (a restore keeps its
+   * keys only with the same pepper).
+   *
+   * @default - a new pepper secret is generated
+   */
+  readonly pepperSecretArn?: string;
+
+  /**
    * Whether answers show a record whose quoted evidence drifted with its
    * confidence one step lower.
    *
@@ -168,7 +176,7 @@ export class ChatctxStack extends Stack {
       perFunctionRoles: props.perFunctionRoles,
     });
     this.quotaTable = new QuotaTable(this, 'QuotaTable');
-    this.pepper = new PepperSecret(this, 'Pepper');
+    this.pepper = new PepperSecret(this, 'Pepper', { existingSecretArn: props.pepperSecretArn });
 
     this.functions = new McpFunctions(this, 'Functions', {
       database: this.database,

@@ -6,6 +6,11 @@
  * It is never rotated automatically: a new pepper would turn every stored API key
  * hash into garbage, i.e. revoke every key at once. Replacing it is a deliberate
  * owner action followed by issuing new keys.
+ *
+ * It outlives the stack (retained on removal), and a stack can adopt an existing
+ * one (`existingSecretArn`, from `chatctx:pepperSecretArn`) instead of minting a
+ * new one: a database restored from a snapshot keeps working with the keys, OAuth
+ * grants and guest counters it holds only when the pepper is the same.
  */
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -16,14 +21,31 @@ export const PEPPER_JSON_KEY = 'pepper';
 /** The pepper's length in characters. */
 export const PEPPER_LENGTH = 64;
 
+export interface PepperSecretProps {
+  /**
+   * The complete ARN of an existing pepper secret to use instead of generating one
+   * (the retained secret of an earlier deployment).
+   *
+   * @default - a new secret is generated
+   */
+  readonly existingSecretArn?: string;
+}
+
 export class PepperSecret extends Construct {
   /** The secret holding `{"pepper": "<64 characters>"}`. */
-  public readonly secret: secretsmanager.Secret;
+  public readonly secret: secretsmanager.ISecret;
 
   /** The secret is always retained when it leaves the stack: losing it would revoke every key at once. */
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: PepperSecretProps = {}) {
     super(scope, id);
-    this.secret = new secretsmanager.Secret(this, 'Secret', {
+    if (props.existingSecretArn !== undefined) {
+      if (!/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+-[A-Za-z0-9]{6}$/.test(props.existingSecretArn)) {
+        throw new Error(`pepperSecretArn must be a secret's complete ARN (ending in the six-character suffix), got "${props.existingSecretArn}"`);
+      }
+      this.secret = secretsmanager.Secret.fromSecretCompleteArn(this, 'Secret', props.existingSecretArn);
+      return;
+    }
+    const generated = new secretsmanager.Secret(this, 'Secret', {
       description: 'chatctx pepper: the HMAC key for API key hashes, guest counters and query hashes. Do not rotate.',
       generateSecretString: {
         secretStringTemplate: '{}',
@@ -33,7 +55,8 @@ export class PepperSecret extends Construct {
       },
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    Validations.of(this.secret).acknowledge({
+    this.secret = generated;
+    Validations.of(generated).acknowledge({
       id: 'AwsSolutions::AwsSolutions-SMG4',
       reason:
         'The pepper is the HMAC key of every stored API key hash: rotating it would revoke every key at once. It is ' +

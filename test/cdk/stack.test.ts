@@ -202,6 +202,20 @@ describe('pepper', () => {
     });
     template.resourceCountIs('AWS::SecretsManager::RotationSchedule', 0);
   });
+
+  it('is adopted from chatctx:pepperSecretArn instead, so a restored database keeps its keys: no new secret, every reader pointed at it', () => {
+    const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:chatctx-pepper-AbC123';
+    const { template: adopted, stack: adopting } = synthTemplate({ 'chatctx:pepperSecretArn': arn });
+    const generated = Object.values(adopted.findResources('AWS::SecretsManager::Secret')).filter((s) => s.Properties.GenerateSecretString?.GenerateStringKey === 'pepper');
+    expect(generated).toEqual([]);
+    expect(adopting.resolve(adopting.pepper.secret.secretArn)).toBe(arn);
+    for (const name of ['gateway', 'searchKnowledge', 'admin'] as const) {
+      const id = adopting.getLogicalId(adopting.functions[name].function.node.defaultChild as CfnElement);
+      expect(adopted.toJSON().Resources[id].Properties.Environment.Variables.CHATCTX_PEPPER_SECRET_ARN, name).toBe(arn);
+    }
+    expect(JSON.stringify(adopted.findResources('AWS::IAM::Policy'))).toContain(arn);
+    expect(() => buildApp({ 'chatctx:pepperSecretArn': 'chatctx-pepper' })).toThrow(/pepperSecretArn must be a secret's complete ARN/);
+  });
 });
 
 describe('REST API', () => {
