@@ -85,6 +85,8 @@ const PKCE_PATTERN = /^[A-Za-z0-9._~-]{43,128}$/;
 const REGISTRATION_MAX_BYTES = 4 * 1024;
 /** Wrong keys on the consent form per caller address: then the rest of the hour, then of the day. */
 const CONSENT_FAILURE_RULE: ThrottleRule = { name: 'consent', perHour: 10, perDay: 30 };
+/** Refused token requests per caller address: a client that keeps presenting bad grants waits. */
+const GRANT_FAILURE_RULE: ThrottleRule = { name: 'grant', perHour: 60, perDay: 200 };
 
 /** Where the protected resource metadata of the MCP endpoint lives (RFC 9728, path-suffixed). */
 export function resourceMetadataUrl(baseUrl: string, mcpPath = '/mcp'): string {
@@ -141,7 +143,7 @@ class OAuthServer {
       [`/.well-known/oauth-protected-resource${this.mcpPath}`]: resource,
       '/.well-known/oauth-authorization-server': server,
       '/oauth/authorize': { methods: ['GET', 'POST'], cors: false, answer: (r, caller) => (r.method === 'GET' ? this.showConsent(r, caller) : this.decide(r, caller)) },
-      '/oauth/token': { methods: ['POST'], cors: true, answer: (r) => this.token(r) },
+      '/oauth/token': { methods: ['POST'], cors: true, answer: (r, { ip }) => this.token(r, ip) },
       '/oauth/register': { methods: ['POST'], cors: true, answer: (r, caller) => this.register(r, caller) },
     };
   }
@@ -291,7 +293,21 @@ class OAuthServer {
     return redirect(checked.redirectUri, { code, state: checked.state, iss: base });
   }
 
-  private async token(request: Request): Promise<Response> {
+  /** The token endpoint, with refused grants metered per address like wrong keys on the consent form. */
+  private async token(request: Request, ip: string): Promise<Response> {
+    const throttled = await this.throttle.blocked(GRANT_FAILURE_RULE, ip);
+    if (throttled) {
+      this.deps.logger.warn('oauth_throttled', { route: 'token', security_event: 'throttle' });
+      const response = oauthError(429, 'temporarily_unavailable', 'Too many refused grants from this address; try again after Retry-After.');
+      response.headers.set('Retry-After', String(throttled.retryAfterSeconds));
+      return response;
+    }
+    const response = await this.grant(request);
+    if (response.status === 400) await this.throttle.count(GRANT_FAILURE_RULE, ip);
+    return response;
+  }
+
+  private async grant(request: Request): Promise<Response> {
     const form = await readForm(request);
     if (!form) return oauthError(400, 'invalid_request', 'Send the token request as application/x-www-form-urlencoded.');
     const clientId = form.get('client_id');

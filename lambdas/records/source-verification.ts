@@ -100,14 +100,16 @@ export async function storeCheck(sql: Sql, check: SourceCheck, how: 'fetched' | 
 
 /** The newest check of each source (URL and excerpt), keyed by `checkKey`. */
 export async function latestChecks(sql: Sql, sources: readonly { url: string; evidence_excerpt?: string | null }[]): Promise<Map<string, StoredCheck>> {
-  const keys = [...new Set(sources.flatMap((s) => (s.evidence_excerpt ? [checkKey(s.url, s.evidence_excerpt)] : [])))];
-  if (keys.length === 0) return new Map();
+  const pairs = new Map(sources.flatMap((s) => (s.evidence_excerpt ? [[checkKey(s.url, s.evidence_excerpt), { url: s.url, excerpt_hash: excerptHash(s.evidence_excerpt) }]] : [])));
+  if (pairs.size === 0) return new Map();
+  // One probe of source_checks_latest per source: the newest row of that URL and excerpt.
   const rows = await sql.query<{ url: string; excerpt_hash: string; status: SourceCheckStatus; how: 'fetched' | 'draft'; detail: string | null; closest: string | null; similarity: number | null; checked_at: string }>(
-    `SELECT DISTINCT ON (url, excerpt_hash) url, excerpt_hash, status, how, detail, closest, similarity, checked_at::text AS checked_at
-       FROM source_checks
-      WHERE url || ' ' || excerpt_hash = ANY (${textSet(1)})
-      ORDER BY url, excerpt_hash, checked_at DESC`,
-    [JSON.stringify(keys)],
+    `SELECT k.url, k.excerpt_hash, c.status, c.how, c.detail, c.closest, c.similarity, c.checked_at::text AS checked_at
+       FROM jsonb_to_recordset($1::jsonb) AS k(url text, excerpt_hash text)
+       CROSS JOIN LATERAL (SELECT status, how, detail, closest, similarity, checked_at FROM source_checks s
+                            WHERE s.url = k.url AND s.excerpt_hash = k.excerpt_hash
+                            ORDER BY s.checked_at DESC LIMIT 1) c`,
+    [JSON.stringify([...pairs.values()])],
   );
   return new Map(rows.map((row) => [`${row.url} ${row.excerpt_hash}`, { status: row.status, how: row.how, detail: row.detail, closest: row.closest, similarity: row.similarity, checkedAt: row.checked_at }]));
 }

@@ -64,7 +64,7 @@ const job = () =>
     fetcher: new UntrustedFetcher({ resolve: async () => ['127.0.0.1'], allowAddress: () => true, ca: tls.cert }),
     publish: sourceCheckPublisher(process.env),
     logger: createLogger((line) => lines.push(line)),
-    limits: { deadlineMs: 5000, maxBytes: 1024 * 1024 },
+    limits: { deadlineMs: 15_000, maxBytes: 1024 * 1024 },
   });
 const stored = () => backends.sql.query<{ url: string; status: string }>('SELECT url, status FROM source_checks ORDER BY id');
 

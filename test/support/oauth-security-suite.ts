@@ -315,6 +315,21 @@ export function describeOAuthSecurity(runtime: string, target: () => OAuthSecuri
       expect(logged('oauth_throttled').some((line) => line.includes('"route":"consent"'))).toBe(true);
     });
 
+    it('meters refused grants at the token endpoint per address: past 60 in an hour, 429 with Retry-After; other addresses go on', async () => {
+      const guesser = '198.51.100.95';
+      const guess = () => token({ grant_type: 'refresh_token', refresh_token: `kb_rt_${randomBytes(32).toString('base64url')}` }, guesser);
+      for (let i = 0; i < 60; i++) expect((await guess()).status).toBe(400);
+      const refused = await from(guesser)(found.server.token_endpoint, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: client.client_id, grant_type: 'refresh_token', refresh_token: 'kb_rt_x' }),
+      });
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await token({ grant_type: 'refresh_token', refresh_token: 'kb_rt_unknown' }, '198.51.100.96')).status).toBe(400);
+      expect(logged('oauth_throttled').some((line) => line.includes('"route":"token"'))).toBe(true);
+    });
+
     it('holds at most the configured number of unused registrations: then 503 with Retry-After, until a consent confirms one', async () => {
       const register = (address: string) =>
         from(address)(found.server.registration_endpoint!, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ redirect_uris: [LOOPBACK] }) });
