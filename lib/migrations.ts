@@ -12,37 +12,28 @@
  * cluster (an empty database needs the schema and the roles again); any other
  * deploy has nothing for it to do. Migrations are idempotent, so a repeated run is
  * harmless.
+ *
+ * A failed update rolls back by sending Update with the old properties to a migrate
+ * function that still runs the new code; the function compares `SchemaHash` with the
+ * hash of the schema bundled with it and skips an event for any other schema
+ * (`lambdas/aws/migrations-resource.ts`), so a rollback never re-runs the migration
+ * that failed.
  */
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { CustomResource, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
-import { PROJECT_ROOT } from './bundling.ts';
 import { DATABASE_ROLES, databaseRolePurposes, type Database } from './database.ts';
-import { MIGRATION_FILE_PATTERN } from '../lambdas/storage/migrations.ts';
-import { ROLE_GRANTS } from '../lambdas/storage/database-roles.ts';
+import { schemaHash } from '../lambdas/storage/schema-hash.ts';
+
+// The hash lives beside the migrations so that the migrate function computes the
+// same value over its bundled copy of the schema; re-exported for existing callers.
+export { schemaHash };
 
 /** The custom resource's CloudFormation type. */
 export const MIGRATIONS_RESOURCE_TYPE = 'Custom::ChatctxMigrations';
-
-/**
- * A SHA-256 over the names and contents of the migration files in `schemaDir`, in
- * the order they are applied.
- */
-export function schemaHash(schemaDir: string = join(PROJECT_ROOT, 'schema')): string {
-  const hash = createHash('sha256');
-  const files = readdirSync(schemaDir).filter((file) => MIGRATION_FILE_PATTERN.test(file)).sort();
-  if (files.length === 0) throw new Error(`no migration files (NNN_name.sql) in ${schemaDir}`);
-  for (const file of files) hash.update(file).update('\0').update(readFileSync(join(schemaDir, file))).update('\0');
-  // The grants live in code: a changed grant must re-run migrate too (and nothing else in that file does).
-  hash.update(JSON.stringify(ROLE_GRANTS));
-  return hash.digest('hex');
-}
 
 export interface MigrationsProps {
   /** The migrate function; it receives the custom resource events. */

@@ -4,20 +4,37 @@
  * the stack no longer uses), and answer CloudFormation (through the CDK Provider
  * framework) with what was done. Idempotent; Delete does nothing, because data
  * outlives the stack resource.
+ *
+ * Rollbacks: when an update fails, CloudFormation rolls the custom resource back
+ * first, by sending Update with the old properties to the same function, which at
+ * that moment still runs the new code (the function is rolled back after the
+ * resource that depends on it). Running the new migrations again would fail again
+ * and leave the stack in UPDATE_ROLLBACK_FAILED. So the function applies only the
+ * schema it carries: an event whose `SchemaHash` is not the hash of the bundled
+ * `schema/` folder (`storage/schema-hash.ts`) changes nothing and answers success.
+ * That is safe because a failed migration left nothing behind (all of a run's
+ * migrations share one transaction, `storage/migrations.ts`), and one that
+ * succeeded stays applied: migrations only add, and the old code runs on them.
  */
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import type { Logger } from '../ports/logger.ts';
 import type { Sql } from '../ports/sql.ts';
 import type { RoleCredentials } from '../ports/secrets.ts';
 import { loadMigrations, migrate } from '../storage/migrations.ts';
 import { applyRoles } from '../storage/database-roles.ts';
+import { schemaHash } from '../storage/schema-hash.ts';
 import { fillExcerptHashes } from '../records/source-verification.ts';
 
 export interface MigrateResult {
   PhysicalResourceId: string;
-  Data: { applied: string; roles: string };
+  /** Strings only: CloudFormation exposes them as the resource's attributes. */
+  Data: { applied: string; roles: string; skipped?: string };
 }
 
 const PHYSICAL_ID = 'chatctx-schema';
+
+/** Enough of a SHA-256 to tell two schemas apart in a message. */
+const short = (hash: string) => hash.slice(0, 12) || '(none)';
 
 export async function runMigrations(sql: Sql, schemaDir: string, roles: Readonly<Record<string, RoleCredentials>>): Promise<MigrateResult> {
   const applied = await migrate(sql, await loadMigrations(schemaDir));
@@ -27,11 +44,66 @@ export async function runMigrations(sql: Sql, schemaDir: string, roles: Readonly
   return { PhysicalResourceId: PHYSICAL_ID, Data: { applied: applied.join(',') || 'none', roles: granted.join(',') } };
 }
 
-/** Create and Update migrate; Delete keeps the data. */
+export interface MigrationsEventDeps {
+  /** The hash of the schema bundled with this code; asked for Create and Update only. */
+  readonly bundledHash: () => string;
+  /** Applies the bundled schema and the roles. */
+  readonly run: () => Promise<MigrateResult>;
+  readonly logger: Logger;
+}
+
+/**
+ * Create and Update migrate when they ask for the bundled schema; an Update for
+ * another schema (a rollback, or a stale call) changes nothing; Delete keeps the data.
+ */
 export async function onMigrationsEvent(
   event: CloudFormationCustomResourceEvent,
-  run: () => Promise<MigrateResult>,
+  deps: MigrationsEventDeps,
 ): Promise<MigrateResult | { PhysicalResourceId: string }> {
   if (event.RequestType === 'Delete') return { PhysicalResourceId: event.PhysicalResourceId };
-  return run();
+  const requested = typeof event.ResourceProperties.SchemaHash === 'string' ? event.ResourceProperties.SchemaHash : '';
+  const bundled = deps.bundledHash();
+  if (requested === bundled) return deps.run();
+  const fields = { request: event.RequestType, requested: short(requested), bundled: short(bundled) };
+  if (event.RequestType === 'Create') {
+    // Not treated like an Update, on purpose. CloudFormation never sends Create to
+    // roll back (a failed create is undone with Delete), and our physical id never
+    // changes, so nothing replaces the resource: a Create for another schema means
+    // the deployed code is not the code the template was synthesized with. Answering
+    // success would finish the stack over a database without its schema, silently;
+    // failing the create stops it where an operator looks, and Delete is harmless.
+    deps.logger.error('migrations_refused', fields);
+    throw new Error(`migrate: Create asks for schema ${fields.requested} but this code carries ${fields.bundled}; deploy the code the template was synthesized with`);
+  }
+  deps.logger.warn('migrations_skipped', fields);
+  return {
+    PhysicalResourceId: event.PhysicalResourceId,
+    Data: {
+      applied: 'none',
+      roles: 'none',
+      skipped: `schema ${fields.requested} is not the bundled ${fields.bundled}: a rollback or a stale call; nothing applied`,
+    },
+  };
+}
+
+export interface MigrationsHandlerDeps {
+  /** The `schema/` folder shipped with this code (beside the bundle on Lambda), ending in `/`. */
+  readonly schemaDir: string;
+  /** A connection as the master user; opened only when there is work. */
+  readonly sql: () => Sql;
+  /** The login roles to create or update, and their passwords. */
+  readonly roles: () => Promise<Readonly<Record<string, RoleCredentials>>>;
+  readonly logger: Logger;
+}
+
+/** The migrate function: custom resource events in, answers for the Provider framework out. */
+export function migrationsHandler(deps: MigrationsHandlerDeps) {
+  let bundled: string | undefined;
+  return (event: CloudFormationCustomResourceEvent) =>
+    onMigrationsEvent(event, {
+      // Once per cold start: the bundled files do not change under a running function.
+      bundledHash: () => (bundled ??= schemaHash(deps.schemaDir)),
+      run: async () => runMigrations(deps.sql(), deps.schemaDir, await deps.roles()),
+      logger: deps.logger,
+    });
 }
