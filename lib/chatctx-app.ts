@@ -24,12 +24,20 @@ export const CONTEXT_KEYS = {
   perIpRateLimit: 'chatctx:perIpRateLimit',
   perFunctionRoles: 'chatctx:perFunctionRoles',
   customDomains: 'chatctx:customDomains',
+  domainName: 'chatctx:domainName',
+  certificateArn: 'chatctx:certificateArn',
+  hostedZoneId: 'chatctx:hostedZoneId',
+  hostedZoneName: 'chatctx:hostedZoneName',
   alarmEmail: 'chatctx:alarmEmail',
   monthlyBudgetUsd: 'chatctx:monthlyBudgetUsd',
   apiGatewayCloudWatchRole: 'chatctx:apiGatewayCloudWatchRole',
   sourceCheckSchedule: 'chatctx:sourceCheckSchedule',
   driftDemotesConfidence: 'chatctx:driftDemotesConfidence',
+  reranker: 'chatctx:reranker',
   pepperSecretArn: 'chatctx:pepperSecretArn',
+  gatewayConcurrency: 'chatctx:gatewayConcurrency',
+  costAnomalyUsd: 'chatctx:costAnomalyUsd',
+  dashboard: 'chatctx:dashboard',
   nag: 'chatctx:nag',
 } as const;
 
@@ -57,12 +65,17 @@ export function readAppSettings(node: Node): ChatctxAppSettings {
       perIpRateLimit: numberContext(node, CONTEXT_KEYS.perIpRateLimit),
       perFunctionRoles: booleanContext(node, CONTEXT_KEYS.perFunctionRoles),
       customDomains: listContext(node, CONTEXT_KEYS.customDomains),
+      customDomain: customDomainContext(node),
       alarmEmail: stringContext(node, CONTEXT_KEYS.alarmEmail),
       monthlyBudgetUsd: numberContext(node, CONTEXT_KEYS.monthlyBudgetUsd),
       apiGatewayCloudWatchRole: booleanContext(node, CONTEXT_KEYS.apiGatewayCloudWatchRole),
       sourceCheckSchedule: stringContext(node, CONTEXT_KEYS.sourceCheckSchedule),
       driftDemotesConfidence: booleanContext(node, CONTEXT_KEYS.driftDemotesConfidence),
+      reranker: stringContext(node, CONTEXT_KEYS.reranker),
       pepperSecretArn: stringContext(node, CONTEXT_KEYS.pepperSecretArn) || undefined,
+      gatewayConcurrency: numberContext(node, CONTEXT_KEYS.gatewayConcurrency),
+      costAnomalyUsd: numberContext(node, CONTEXT_KEYS.costAnomalyUsd),
+      dashboard: booleanContext(node, CONTEXT_KEYS.dashboard),
     },
     nag: booleanContext(node, CONTEXT_KEYS.nag) ?? false,
   };
@@ -74,6 +87,26 @@ export function configureApp(app: App): ChatctxStack {
   const stack = new ChatctxStack(app, settings.stackName, settings.stackProps);
   if (settings.nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return stack;
+}
+
+/**
+ * The custom domain from `chatctx:domainName` and the keys that go with it; the
+ * stack checks them together (lib/mcp-api.ts), this only refuses those set
+ * without a domain name, which would otherwise do nothing.
+ */
+function customDomainContext(node: Node): ChatctxStackProps['customDomain'] {
+  const domainName = stringContext(node, CONTEXT_KEYS.domainName);
+  const certificateArn = stringContext(node, CONTEXT_KEYS.certificateArn);
+  const hostedZoneId = stringContext(node, CONTEXT_KEYS.hostedZoneId);
+  const hostedZoneName = stringContext(node, CONTEXT_KEYS.hostedZoneName);
+  if (domainName !== undefined) return { domainName, certificateArn, hostedZoneId, hostedZoneName };
+  const orphans = [
+    [CONTEXT_KEYS.certificateArn, certificateArn],
+    [CONTEXT_KEYS.hostedZoneId, hostedZoneId],
+    [CONTEXT_KEYS.hostedZoneName, hostedZoneName],
+  ].flatMap(([key, value]) => (value === undefined ? [] : [key]));
+  if (orphans.length > 0) throw new Error(`context ${orphans.join(', ')}: used only with ${CONTEXT_KEYS.domainName}, which is not set`);
+  return undefined;
 }
 
 function stringContext(node: Node, key: string): string | undefined {

@@ -9,9 +9,10 @@
  * function's name (for the owner CLI).
  */
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { Database } from './database.ts';
-import { McpApi } from './mcp-api.ts';
+import { McpApi, type McpApiCustomDomain } from './mcp-api.ts';
 import { McpFunctions } from './mcp-functions.ts';
 import { Migrations } from './migrations.ts';
 import { Operations } from './operations.ts';
@@ -91,12 +92,20 @@ export interface ChatctxStackProps extends StackProps {
   readonly perFunctionRoles?: boolean;
 
   /**
-   * Custom domain names mapped to the API, accepted as `Host` besides the API's own
-   * execute-api host name.
+   * Custom domain names mapped to the API outside this stack (at their root),
+   * accepted as `Host` besides the API's own execute-api host name.
    *
    * @default - none
    */
   readonly customDomains?: readonly string[];
+
+  /**
+   * The custom domain the stack builds and maps at its root to the stage, for
+   * connectors (OAuth metadata at the host's root); it becomes the MCP URL.
+   *
+   * @default - none
+   */
+  readonly customDomain?: McpApiCustomDomain;
 
   /**
    * E-mail address subscribed to the alarm topic.
@@ -106,11 +115,28 @@ export interface ChatctxStackProps extends StackProps {
   readonly alarmEmail?: string;
 
   /**
-   * Monthly cost budget in USD, notifying the alarm topic.
+   * Monthly cost budget in USD, notifying the alarm topic; 0 creates none.
    *
-   * @default - no budget
+   * @default 30
    */
   readonly monthlyBudgetUsd?: number;
+
+  /**
+   * Total impact in USD from which a cost anomaly is sent to the alarm topic (Cost
+   * Anomaly Detection, AWS services monitor); 0 creates no monitor.
+   *
+   * @default 10
+   */
+  readonly costAnomalyUsd?: number;
+
+  /**
+   * Whether to build the CloudWatch dashboard (free for an account's first three,
+   * then USD 3.00 a month).
+   *
+   * @default false
+   */
+  readonly dashboard?: boolean;
+
 
   /**
    * The complete ARN of an existing pepper secret to adopt (a restore keeps its
@@ -129,12 +155,29 @@ export interface ChatctxStackProps extends StackProps {
   readonly driftDemotesConfidence?: boolean;
 
   /**
+   * The Bedrock reranker model search_knowledge sends its best candidates to
+   * (`cohere.rerank-v3-5:0` or `amazon.rerank-v1:0`, whichever the region offers),
+   * or `none`.
+   *
+   * @default 'none'
+   */
+  readonly reranker?: string;
+
+  /**
    * When the quoted evidence is checked against its pages: an EventBridge
    * `rate(…)` or `cron(…)` expression, or `off`.
    *
    * @default 'rate(7 days)'
    */
   readonly sourceCheckSchedule?: string;
+
+  /**
+   * Concurrent executions reserved for the MCP gateway function (also its most at
+   * once); 0 reserves none.
+   *
+   * @default 100
+   */
+  readonly gatewayConcurrency?: number;
 
   /**
    * Whether to create and register API Gateway's account-level CloudWatch Logs
@@ -160,6 +203,8 @@ export class ChatctxStack extends Stack {
   public readonly api: McpApi;
   /** Alarms, dashboard and budget. */
   public readonly operations: Operations;
+  /** The managed policy that makes a principal an owner (may invoke the admin function). */
+  public readonly ownerPolicy: iam.ManagedPolicy;
   /** When the source checks run. */
   public readonly sourceCheckSchedule: SourceCheckSchedule;
 
@@ -185,6 +230,8 @@ export class ChatctxStack extends Stack {
       guestDailyLimit: props.guestDailyLimit,
       allowedOrigins: props.allowedOrigins,
       driftDemotesConfidence: props.driftDemotesConfidence,
+      reranker: props.reranker,
+      gatewayConcurrency: props.gatewayConcurrency,
     });
 
     this.migrations = new Migrations(this, 'Migrations', {
@@ -197,15 +244,18 @@ export class ChatctxStack extends Stack {
     for (const fn of [gateway, searchKnowledge, getGuidance, submitFeedback, sourceChecks]) fn.function.node.addDependency(this.migrations.resource);
 
     this.api = new McpApi(this, 'Api', {
-      gatewayFunction: this.functions.gateway.function,
+      gatewayFunction: this.functions.gatewayAlias,
       siteFunction: this.functions.site.function,
       throttlingRateLimit: props.throttlingRateLimit,
       throttlingBurstLimit: props.throttlingBurstLimit,
       waf: props.waf,
       perIpRateLimit: props.perIpRateLimit,
       cloudWatchRole: props.apiGatewayCloudWatchRole,
+      customDomain: props.customDomain,
     });
-    this.functions.allowHosts([this.api.executeApiHost, ...(props.customDomains ?? [])]);
+    // The stack's own domain, then those mapped outside it; a name given as both is listed once.
+    const domains = new Set([...(this.api.customDomainName ? [this.api.customDomainName] : []), ...(props.customDomains ?? [])]);
+    this.functions.allowHosts([this.api.executeApiHost, ...domains]);
 
     this.operations = new Operations(this, 'Operations', {
       api: this.api,
@@ -217,6 +267,8 @@ export class ChatctxStack extends Stack {
       quotaTable: this.quotaTable,
       alarmEmail: props.alarmEmail,
       monthlyBudgetUsd: props.monthlyBudgetUsd,
+      costAnomalyUsd: props.costAnomalyUsd,
+      dashboard: props.dashboard,
     });
 
     this.functions.reportSourceChecksTo(this.operations.topic);
@@ -225,13 +277,53 @@ export class ChatctxStack extends Stack {
       schedule: props.sourceCheckSchedule,
     });
 
-    new CfnOutput(this, 'McpUrl', {
-      description: 'The MCP endpoint (Streamable HTTP)',
-      value: this.api.mcpUrl,
-    });
+    this.outputEndpoints();
     new CfnOutput(this, 'AdminFunctionName', {
       description: 'The owner operations function (invoke with IAM credentials)',
       value: this.functions.admin.function.functionName,
+    });
+    this.ownerPolicy = this.ownerPolicyFor(this.functions.admin.function.functionArn);
+  }
+
+  /**
+   * What an owner needs and nothing more: invoking the admin function (every
+   * owner command goes through it). Attach it to the owners' users or roles, and
+   * keep `lambda:InvokeFunction` on `*` out of everyone else's policies: any
+   * principal that may invoke the function is an owner.
+   */
+  private ownerPolicyFor(adminFunctionArn: string): iam.ManagedPolicy {
+    const policy = new iam.ManagedPolicy(this, 'OwnerPolicy', {
+      description: `chatctx owners of ${this.stackName}: invoke the admin function, nothing else`,
+      statements: [new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [adminFunctionArn] })],
+    });
+    new CfnOutput(this, 'OwnerPolicyArn', {
+      description: 'Attach to the IAM users or roles of the owners (who issue keys and approve records)',
+      value: policy.managedPolicyArn,
+    });
+    return policy;
+  }
+
+  /**
+   * The MCP URL clients use (on the custom domain when there is one) and, with a
+   * custom domain, the execute-api URL (API keys work there; connectors need the
+   * domain) and the target its DNS name must point at when the stack does not
+   * manage the zone.
+   */
+  private outputEndpoints(): void {
+    new CfnOutput(this, 'McpUrl', { description: 'The MCP endpoint (Streamable HTTP)', value: this.api.publicMcpUrl });
+    const domain = this.api.customDomain;
+    if (!domain) return;
+    new CfnOutput(this, 'ExecuteApiMcpUrl', {
+      description: "The MCP endpoint on the API's own host name, with the stage in the path (for API keys; connectors need McpUrl)",
+      value: this.api.mcpUrl,
+    });
+    new CfnOutput(this, 'CustomDomainTarget', {
+      description: 'Where the custom domain points: a CNAME to this name, or a Route 53 alias with CustomDomainTargetZoneId',
+      value: domain.domainNameAliasDomainName,
+    });
+    new CfnOutput(this, 'CustomDomainTargetZoneId', {
+      description: 'The Route 53 hosted zone id of CustomDomainTarget, for an alias record',
+      value: domain.domainNameAliasHostedZoneId,
     });
   }
 }

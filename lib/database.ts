@@ -28,27 +28,28 @@ export const DATABASE_ROLES = {
   reader: 'chatctx_reader',
   /** submit_feedback (per-function layout): inserts feedback. */
   feedback: 'chatctx_feedback',
-  /** The three tools together (default layout): the union of the three above, no API keys. */
+  /** The three tools and the source check together (default layout): the union of their grants, no API keys. */
   runtime: 'chatctx_runtime',
   /** The MCP gateway: looks up API keys and records their last use. */
   gateway: 'chatctx_gateway',
-  /** The scheduled source check: reads the quoted sources, writes only their checks. */
+  /** The scheduled source check (per-function layout): reads the quoted sources, writes only their checks. */
   verifier: 'chatctx_verifier',
 } as const satisfies Record<string, RoleName>;
 
 export type DatabaseRolePurpose = keyof typeof DATABASE_ROLES;
 export type DatabaseRoleName = (typeof DATABASE_ROLES)[DatabaseRolePurpose];
-/** The role purposes of the three tool functions in the per-function layout. */
-export type ToolRolePurpose = 'search' | 'reader' | 'feedback';
+/** The role purposes of the three tool functions and the source check in the per-function layout. */
+export type ToolRolePurpose = 'search' | 'reader' | 'feedback' | 'verifier';
 
 /**
  * The roles (and so the Secrets Manager secrets) a layout uses. Each secret costs
- * USD 0.40 a month, so by default the tools share one role; the gateway always
- * keeps its own, because it alone may read API key hashes, and the scheduled source
- * check its own, because it must be able to write nothing but its results.
+ * USD 0.40 a month, so by default the tools and the scheduled source check share
+ * one role; the gateway always keeps its own, because it alone may read API key
+ * hashes. With per-function roles each of them has its own, and the source check's
+ * may write nothing but its results.
  */
 export function databaseRolePurposes(perFunctionRoles: boolean): readonly DatabaseRolePurpose[] {
-  return perFunctionRoles ? ['search', 'reader', 'feedback', 'gateway', 'verifier'] : ['runtime', 'gateway', 'verifier'];
+  return perFunctionRoles ? ['search', 'reader', 'feedback', 'gateway', 'verifier'] : ['runtime', 'gateway'];
 }
 
 /** The Data API calls a function needs to run statements and transactions. */
@@ -211,7 +212,7 @@ export class Database extends Construct {
     }
   }
 
-  /** The role a tool function logs in as: its own, or the shared tool role. */
+  /** The role a tool function (or the source check) logs in as: its own, or the shared tool role. */
   public toolRole(purpose: ToolRolePurpose): DatabaseRolePurpose {
     return this.perFunctionRoles ? purpose : 'runtime';
   }

@@ -11,13 +11,14 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { PROJECT_ROOT, bundlingOptions } from './bundling.ts';
+import { SETTINGS } from '../lambdas/config/settings.ts';
 
 /** Environment every chatctx function gets; a function's own variables are added to these. */
 export const BASE_ENVIRONMENT: Readonly<Record<string, string>> = {
@@ -75,6 +76,13 @@ export interface ChatctxFunctionProps {
    * @default logs.RetentionDays.ONE_MONTH
    */
   readonly logRetention?: logs.RetentionDays;
+
+  /**
+   * Concurrent executions reserved for (and so the most allowed to) this function.
+   *
+   * @default - none: the function shares the account's unreserved concurrency
+   */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 export class ChatctxFunction extends Construct {
@@ -120,8 +128,10 @@ export class ChatctxFunction extends Construct {
       tracing: lambda.Tracing.ACTIVE,
       role: this.role,
       logGroup: this.logGroup,
-      environment: { ...BASE_ENVIRONMENT, ...props.environment },
+      // The stack's name is the `stack` dimension of every metric the function publishes.
+      environment: { ...BASE_ENVIRONMENT, [SETTINGS.stackName.env]: Stack.of(this).stackName, ...props.environment },
       bundling: bundlingOptions(props.commandHooks),
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
     });
 
     Validations.of(this).acknowledge(
@@ -153,6 +163,10 @@ function validate(props: ChatctxFunctionProps, memorySize: number, timeout: Dura
   }
   if (!timeout.isUnresolved() && (timeout.toSeconds() < 1 || timeout.toSeconds() > 900)) {
     throw new Error(`timeout must be between 1 second and 15 minutes, got ${timeout.toHumanString()}`);
+  }
+  const reserved = props.reservedConcurrentExecutions;
+  if (reserved !== undefined && (!Number.isInteger(reserved) || reserved < 1)) {
+    throw new Error(`reservedConcurrentExecutions must be a whole number of at least 1, got ${reserved}`);
   }
   for (const name of Object.keys(props.environment ?? {})) {
     if (name in BASE_ENVIRONMENT) throw new Error(`environment may not redefine ${name}`);

@@ -10,14 +10,22 @@
  * opt-in because it costs about USD 6 a month before the first request; without it
  * the stage throttling and the gateway's per-IP guest quota still apply.
  *
+ * With `customDomain`, a regional custom domain maps the stage at its root, so
+ * `https://<domain>/mcp` and the OAuth metadata at `https://<domain>/.well-known/…`
+ * are served without the stage in the path (the gateway advertises URLs on the
+ * host each request came in on, `lambdas/aws/api-gateway-adapter.ts`).
+ *
  * There are no API keys, usage plans or authorizers here: the gateway function
  * authenticates bearer keys and counts quotas itself, the same way the local server
  * does. Access logs carry no query string, no headers and no body.
  */
-import { Stack, Validations } from 'aws-cdk-lib';
+import { Stack, Token, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as route53 from 'aws-cdk-lib/aws-route53';
+import * as route53Targets from 'aws-cdk-lib/aws-route53-targets';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 
@@ -39,7 +47,7 @@ export const PUBLIC_DOC_PATHS = [
  * They live under the stage like `/mcp`: the protected resource metadata is found
  * through the 401's `resource_metadata`. RFC 8414 discovery looks for the server
  * metadata at the host's root, which only a custom domain mapped to the stage
- * serves; connector clients need one (`chatctx:customDomains`).
+ * serves; connector clients need one (`customDomain`, context `chatctx:domainName`).
  */
 export const OAUTH_ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/.well-known/oauth-protected-resource': ['GET', 'OPTIONS'],
@@ -139,6 +147,42 @@ export interface McpApiProps {
    * @default logs.RetentionDays.ONE_MONTH
    */
   readonly logRetention?: logs.RetentionDays;
+
+  /**
+   * A custom domain mapped at its root to the stage: what connector clients need,
+   * since they look for the OAuth metadata at the host's root.
+   *
+   * @default - none: the API answers on its execute-api host name only
+   */
+  readonly customDomain?: McpApiCustomDomain;
+}
+
+/**
+ * A custom domain for the API. The names match the context keys that set them
+ * (`chatctx:domainName`, …), so an error message names the key to fix.
+ */
+export interface McpApiCustomDomain {
+  /** The host name clients use, in lower case, e.g. `mcp.example.com`. */
+  readonly domainName: string;
+
+  /**
+   * The ARN of an ACM certificate in the stack's region that covers `domainName`
+   * (a regional custom domain takes its certificate from its own region).
+   *
+   * @default - a new certificate, validated by DNS in the hosted zone (which is then required)
+   */
+  readonly certificateArn?: string;
+
+  /**
+   * The id of the public Route 53 hosted zone `domainName` is in. With it (and
+   * `hostedZoneName`) the stack creates alias A and AAAA records for the domain.
+   *
+   * @default - no DNS records: point the name at the domain's regional target yourself
+   */
+  readonly hostedZoneId?: string;
+
+  /** The hosted zone's name, e.g. `example.com`; given with `hostedZoneId`. */
+  readonly hostedZoneName?: string;
 }
 
 export class McpApi extends Construct {
@@ -156,6 +200,10 @@ export class McpApi extends Construct {
   public readonly mcpUrl: string;
   /** The API's own host name, `<api id>.execute-api.<region>.<url suffix>`. */
   public readonly executeApiHost: string;
+  /** The custom domain mapped at its root to the stage, if `customDomain` is set; its alias target is where DNS points. */
+  public readonly customDomain?: apigateway.DomainName;
+  /** The custom domain's host name as given (not a token, so the template and the Host allow-list read it). */
+  public readonly customDomainName?: string;
 
   constructor(scope: Construct, id: string, props: McpApiProps) {
     super(scope, id);
@@ -225,7 +273,48 @@ export class McpApi extends Construct {
       association.node.addDependency(this.stage);
     }
 
+    this.customDomain = props.customDomain && this.mapCustomDomain(props.customDomain);
+    this.customDomainName = props.customDomain?.domainName;
     this.acknowledgeNagFindings(props.cloudWatchRole ?? true, waf);
+  }
+
+  /** The MCP URL clients should use: on the custom domain (no stage in the path) if there is one, else `mcpUrl`. */
+  public get publicMcpUrl(): string {
+    return this.customDomainName === undefined ? this.mcpUrl : `https://${this.customDomainName}/mcp`;
+  }
+
+  /**
+   * A regional custom domain (TLS 1.2 at least, IPv4 and IPv6) with the stage
+   * mapped at its root, and, with a hosted zone, the certificate when none is
+   * given and the alias records. The root and not a base path: RFC 8414 discovery
+   * looks at the host's root, and API Gateway would pass a base path on in each
+   * event's `path`, where the gateway's routes would no longer match.
+   */
+  private mapCustomDomain(domain: McpApiCustomDomain): apigateway.DomainName {
+    validateCustomDomain(domain, Stack.of(this).region);
+    // By id and name, without a lookup, so the stack still synthesizes offline and without credentials.
+    const zone =
+      domain.hostedZoneId && domain.hostedZoneName
+        ? route53.HostedZone.fromHostedZoneAttributes(this, 'HostedZone', { hostedZoneId: domain.hostedZoneId, zoneName: zoneNameOf(domain.hostedZoneName) })
+        : undefined;
+    const certificate = domain.certificateArn
+      ? acm.Certificate.fromCertificateArn(this, 'Certificate', domain.certificateArn)
+      : new acm.Certificate(this, 'Certificate', { domainName: domain.domainName, validation: acm.CertificateValidation.fromDns(zone) });
+    const customDomain = new apigateway.DomainName(this, 'CustomDomain', {
+      domainName: domain.domainName,
+      certificate,
+      endpointType: apigateway.EndpointType.REGIONAL,
+      securityPolicy: apigateway.SecurityPolicy.TLS_1_2,
+    });
+    // The L2 construct has no IP address type; dualstack gives the AAAA record something to point at.
+    (customDomain.node.defaultChild as apigateway.CfnDomainName).addPropertyOverride('EndpointConfiguration.IpAddressType', 'dualstack');
+    customDomain.addBasePathMapping(this.api, { stage: this.stage });
+    if (zone) {
+      const target = route53.RecordTarget.fromAlias(new route53Targets.ApiGatewayDomain(customDomain));
+      new route53.ARecord(this, 'CustomDomainAlias', { zone, recordName: domain.domainName, target });
+      new route53.AaaaRecord(this, 'CustomDomainAliasIpv6', { zone, recordName: domain.domainName, target });
+    }
+    return customDomain;
   }
 
   /** A WAF web ACL that answers 429 (JSON-RPC body, Retry-After) to an IP over its request budget. */
@@ -365,5 +454,57 @@ function validate(stageName: string, rate: number, burst: number, perIpRateLimit
   }
   if (!Number.isInteger(perIpRateLimit) || perIpRateLimit < 10 || perIpRateLimit > 2_000_000_000) {
     throw new Error(`perIpRateLimit must be a whole number between 10 and 2,000,000,000, got ${perIpRateLimit}`);
+  }
+}
+
+/** An ACM certificate's ARN, in any partition. */
+const ACM_CERTIFICATE_ARN = /^arn:aws(-[a-z]+)*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/;
+/** A Route 53 hosted zone id, without the `/hostedzone/` prefix. */
+const HOSTED_ZONE_ID = /^[A-Z0-9]{1,32}$/;
+
+/** A lower-case DNS name of at least two labels (API Gateway refuses upper case; a `*` would not be one host). */
+function isDomainName(name: string): boolean {
+  const labels = name.split('.');
+  return name.length <= 253 && labels.length >= 2 && labels.every((label) => /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(label));
+}
+
+/** A hosted zone's name as Route 53 shows it (`example.com.`) or without the final dot. */
+function zoneNameOf(hostedZoneName: string): string {
+  return hostedZoneName.endsWith('.') ? hostedZoneName.slice(0, -1) : hostedZoneName;
+}
+
+/**
+ * The custom domain settings, checked together so a deploy does not fail halfway
+ * on one of them. `region` is the stack's, a token unless the stack names one.
+ */
+function validateCustomDomain(domain: McpApiCustomDomain, region: string): void {
+  const { domainName, certificateArn, hostedZoneId, hostedZoneName } = domain;
+  if (!isDomainName(domainName)) {
+    throw new Error(`domainName must be a lower-case host name like mcp.example.com (no scheme, port, path or "*"), got "${domainName}"`);
+  }
+  if (certificateArn !== undefined && !ACM_CERTIFICATE_ARN.test(certificateArn)) {
+    throw new Error(`certificateArn must be an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>), got "${certificateArn}"`);
+  }
+  const certificateRegion = certificateArn?.split(':')[3];
+  if (certificateRegion !== undefined && !Token.isUnresolved(region) && certificateRegion !== region) {
+    throw new Error(`certificateArn must be in the stack's region (${region}) for a regional custom domain, got one in ${certificateRegion}`);
+  }
+  if ((hostedZoneId === undefined) !== (hostedZoneName === undefined)) {
+    throw new Error('hostedZoneId and hostedZoneName go together: give both or neither');
+  }
+  if (hostedZoneId === undefined || hostedZoneName === undefined) {
+    if (certificateArn === undefined) {
+      throw new Error(
+        `domainName ${domainName} needs certificateArn (an ACM certificate in the stack's region that covers it) ` +
+          'or hostedZoneId and hostedZoneName (the public hosted zone to validate a new certificate in)',
+      );
+    }
+    return;
+  }
+  if (!HOSTED_ZONE_ID.test(hostedZoneId)) throw new Error(`hostedZoneId must be a Route 53 hosted zone id like Z0123456789ABCDEFGHIJ, got "${hostedZoneId}"`);
+  const zoneName = zoneNameOf(hostedZoneName);
+  if (!isDomainName(zoneName)) throw new Error(`hostedZoneName must be a lower-case zone name like example.com, got "${hostedZoneName}"`);
+  if (domainName !== zoneName && !domainName.endsWith(`.${zoneName}`)) {
+    throw new Error(`domainName ${domainName} is not in the hosted zone ${zoneName} (hostedZoneName)`);
   }
 }

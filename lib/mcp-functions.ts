@@ -10,7 +10,10 @@
  * | admin             | Data API as master, read the pepper, InvokeModel on Titan Text Embeddings V2                  |
  * | migrate           | Data API as master, read every role secret of the layout                                      |
  * | site              | nothing                                                                                       |
- * | source checks     | Data API as `chatctx_verifier` (writes only `source_checks`), publish to the alarm topic      |
+ * | source checks     | Data API as the tool role (`chatctx_verifier` with per-function roles), publish to the alarm topic |
+ *
+ * With `chatctx:reranker` on, search_knowledge may also call the Bedrock Rerank API
+ * and invoke that one reranker model (`addReranker`).
  *
  * "The tool role" is `chatctx_runtime`, shared by the three tools (default), or with
  * per-function roles `chatctx_search`, `chatctx_reader` and `chatctx_feedback`
@@ -20,8 +23,9 @@
  * secret. No function joins the VPC. Wiring to API Gateway is `mcp-api.ts`; running
  * migrate on deploy is `migrations.ts`.
  */
-import { ArnFormat, Duration, Stack, Token } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -30,7 +34,7 @@ import { bundleModuleBeside, copyFilesAfterBundling } from './bundling.ts';
 import { DATABASE_ROLES, databaseRolePurposes, type Database, type DatabaseRolePurpose, type ToolRolePurpose } from './database.ts';
 import { ChatctxFunction } from './lambda-function.ts';
 import type { QuotaTable } from './quota-table.ts';
-import { SETTINGS, TITAN_EMBED_TEXT_V2, settingDefault } from '../lambdas/config/settings.ts';
+import { NO_RERANKER, SETTINGS, TITAN_EMBED_TEXT_V2, parseReranker, settingDefault } from '../lambdas/config/settings.ts';
 
 /** The variable name of a setting the functions read (`lambdas/config/settings.ts`). */
 const env = (name: keyof typeof SETTINGS) => SETTINGS[name].env;
@@ -91,11 +95,41 @@ export interface McpFunctionsProps {
    * @default false
    */
   readonly driftDemotesConfidence?: boolean;
+
+  /**
+   * The Bedrock reranker model search_knowledge sends its best candidates to
+   * (`cohere.rerank-v3-5:0`, `amazon.rerank-v1:0`), or `none`.
+   *
+   * @default 'none'
+   */
+  readonly reranker?: string;
+
+  /**
+   * Concurrent executions reserved for the gateway, which is also the most it may
+   * run at once: a flood cannot take the account's whole concurrency (or bill
+   * past it). 0 reserves none.
+   *
+   * @default GATEWAY_CONCURRENCY
+   */
+  readonly gatewayConcurrency?: number;
 }
+
+/**
+ * The gateway's default reserved concurrency. The stage lets 50 requests a second
+ * through (bursts of 100) and an answer takes well under a second once the cluster
+ * is awake; while it resumes calls wait up to about 15 s, so 100 in flight is the
+ * stage's burst, and what waits beyond it gets API Gateway's 5xx with Retry-After.
+ */
+export const GATEWAY_CONCURRENCY = 100;
 
 export class McpFunctions extends Construct {
   /** The MCP gateway behind `/mcp`: transport, auth, quota, tool dispatch. */
   public readonly gateway: ChatctxFunction;
+  /**
+   * The alias API Gateway invokes: the gateway version published by this deploy,
+   * which invokes the tool versions published by the same deploy.
+   */
+  public readonly gatewayAlias: lambda.Alias;
   /** The `search_knowledge` tool. */
   public readonly searchKnowledge: ChatctxFunction;
   /** The `get_guidance` tool. */
@@ -131,8 +165,11 @@ export class McpFunctions extends Construct {
     if (props.driftDemotesConfidence) {
       for (const tool of [this.searchKnowledge, this.getGuidance]) tool.function.addEnvironment(env('driftDemotesConfidence'), '1');
     }
+    const reranker = rerankerModel(props.reranker);
+    if (reranker !== NO_RERANKER) this.addReranker(reranker);
     this.submitFeedback = this.toolFunction(grants, 'SubmitFeedback', 'submit_feedback', FUNCTION_ENTRIES.submitFeedback, 'feedback');
     this.gateway = this.gatewayFunction(grants, props, guestDailyLimit, allowedOrigins);
+    this.gatewayAlias = new lambda.Alias(this, 'GatewayLive', { aliasName: 'live', version: this.gateway.function.currentVersion });
     this.admin = this.embeddingFunction(grants, 'Admin', 'master', {
       entry: FUNCTION_ENTRIES.admin,
       description: 'chatctx owner operations (IAM invoke only)',
@@ -153,9 +190,9 @@ export class McpFunctions extends Construct {
       memorySize: 512,
       // 243 sources take seconds; a slow host is cut at 20 s per source, and a large corpus has room.
       timeout: Duration.minutes(15),
-      environment: grants.databaseEnvironment('verifier'),
+      environment: grants.databaseEnvironment(props.database.toolRole('verifier')),
     });
-    grants.databaseAs(this.sourceChecks, 'verifier');
+    grants.databaseAs(this.sourceChecks, props.database.toolRole('verifier'));
     this.node.addValidation({ validate: () => (this.allowedHosts ? [] : ['the gateway has no allowed hosts: call allowHosts()']) });
     this.node.addValidation({ validate: () => (this.sourceCheckTopic ? [] : ['the source checks have no topic: call reportSourceChecksTo()']) });
   }
@@ -181,6 +218,41 @@ export class McpFunctions extends Construct {
     return fn;
   }
 
+  /**
+   * The optional reranker of search_knowledge: its model in the function's environment
+   * and the two permissions the Rerank API needs. AWS's "Permissions for reranking in
+   * Amazon Bedrock" lists, for reranking used on its own, `bedrock:Rerank` and
+   * `bedrock:InvokeModel` "optionally scoped to the reranking models". `bedrock:Rerank`
+   * has no resource type to scope it to (the service authorization reference lists
+   * it without one; public IAM policies for the Rerank API name "*"), so it gets "*";
+   * InvokeModel gets exactly the reranker's foundation-model ARN, the one the adapter
+   * names (lambdas/embeddings/bedrock-reranker.ts). A Cohere model is subscribed to
+   * through AWS Marketplace once per account by an administrator (README, Deploy to
+   * AWS); the function gets no Marketplace permission for it.
+   *
+   * The statements live in a policy of their own, so that the "*" is acknowledged for
+   * this reason and not under the X-Ray one every function's default policy carries;
+   * the function waits for it, so no version runs without it.
+   */
+  private addReranker(model: string): void {
+    const search = this.searchKnowledge;
+    search.function.addEnvironment(env('reranker'), model);
+    const policy = new iam.Policy(this, 'SearchRerankPolicy', {
+      roles: [search.role],
+      statements: [
+        new iam.PolicyStatement({ actions: ['bedrock:Rerank'], resources: ['*'] }),
+        new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: [foundationModelArn(this, model)] }),
+      ],
+    });
+    search.function.node.addDependency(policy);
+    Validations.of(policy).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Only bedrock:Rerank, which has no resource-level permissions (the Bedrock user guide and the service authorization ' +
+        'reference); the model it may run is scoped by the InvokeModel statement beside it, on the reranker model ARN alone.',
+    });
+  }
+
   /** A tool that needs nothing but its own database role. */
   private toolFunction(grants: Grants, id: string, tool: string, entry: string, toolPurpose: ToolRolePurpose): ChatctxFunction {
     const purpose = grants.toolRole(toolPurpose);
@@ -194,21 +266,33 @@ export class McpFunctions extends Construct {
     return fn;
   }
 
+  /**
+   * The gateway invokes each tool by the version this deploy published, never
+   * `$LATEST`: a version's ARN is in the gateway's environment, so new tool code
+   * makes a new gateway version too, and the alias API Gateway calls moves to it
+   * last. During a deploy a request runs old code or new code, never a mix.
+   */
   private gatewayFunction(grants: Grants, props: McpFunctionsProps, guestDailyLimit: number, allowedOrigins: readonly string[]): ChatctxFunction {
-    const tools = [this.searchKnowledge, this.getGuidance, this.submitFeedback];
+    const searchKnowledge = this.searchKnowledge.function.currentVersion;
+    const getGuidance = this.getGuidance.function.currentVersion;
+    const submitFeedback = this.submitFeedback.function.currentVersion;
+    const tools = [searchKnowledge, getGuidance, submitFeedback];
+    const concurrency = props.gatewayConcurrency ?? GATEWAY_CONCURRENCY;
+    if (!Number.isInteger(concurrency) || concurrency < 0) throw new Error(`gatewayConcurrency must be a whole number of at least 0, got ${concurrency}`);
     // API Gateway gives up after 29 s; the gateway answers before that.
     const fn = new ChatctxFunction(this, 'Gateway', {
       entry: FUNCTION_ENTRIES.gateway,
       description: 'chatctx MCP gateway (/mcp)',
       memorySize: 1024,
       timeout: Duration.seconds(28),
+      reservedConcurrentExecutions: concurrency === 0 ? undefined : concurrency,
       environment: {
         ...grants.databaseEnvironment('gateway'),
         [env('quotaTableName')]: props.quotaTable.table.tableName,
         [env('pepperSecretArn')]: grants.pepperSecret.secretArn,
-        [env('searchKnowledgeFunction')]: this.searchKnowledge.function.functionName,
-        [env('getGuidanceFunction')]: this.getGuidance.function.functionName,
-        [env('submitFeedbackFunction')]: this.submitFeedback.function.functionName,
+        [env('searchKnowledgeFunction')]: searchKnowledge.functionArn,
+        [env('getGuidanceFunction')]: getGuidance.functionArn,
+        [env('submitFeedbackFunction')]: submitFeedback.functionArn,
         [env('guestDailyLimit')]: String(guestDailyLimit),
         // Set explicitly so the template shows how long a revoked key may still work.
         [env('keyCacheSeconds')]: String(settingDefault('keyCacheSeconds')),
@@ -219,13 +303,8 @@ export class McpFunctions extends Construct {
     grants.databaseAs(fn, 'gateway');
     grants.pepperSecret.grantRead(fn.role);
     props.quotaTable.grantCounterAccess(fn.role);
-    // Unqualified function ARNs only (no `:*`): the gateway invokes $LATEST by name.
-    fn.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['lambda:InvokeFunction'],
-        resources: tools.map((tool) => tool.function.functionArn),
-      }),
-    );
+    // Exactly these versions: not $LATEST, not other versions.
+    fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: tools.map((version) => version.functionArn) }));
     return fn;
   }
 
@@ -300,6 +379,21 @@ function validate(guestDailyLimit: number, allowedOrigins: readonly string[]): v
       throw new Error(`allowedOrigins must list origins like https://example.com (no paths, no "*"), got "${origin}"`);
     }
   }
+}
+
+/** The `chatctx:reranker` value, checked as the search function will read it: `none` or a reranker model id. */
+function rerankerModel(value: string | undefined): string {
+  if (value === undefined) return NO_RERANKER;
+  try {
+    return parseReranker(value);
+  } catch {
+    throw new Error(`reranker must be none or a Bedrock reranker model id like cohere.rerank-v3-5:0, got "${value}"`);
+  }
+}
+
+/** A foundation model's ARN in the stack's region (`arn:<partition>:bedrock:<region>::foundation-model/<model>`). */
+function foundationModelArn(scope: Construct, modelId: string): string {
+  return Stack.of(scope).formatArn({ service: 'bedrock', account: '', resource: 'foundation-model', resourceName: modelId, arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
 }
 
 /** A DNS host name: labels of letters, digits and hyphens, at least one dot. */

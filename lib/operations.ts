@@ -1,30 +1,40 @@
 /**
  * What tells the owner that the deployment is unwell or costing more than it
- * should: one SNS topic (with an optional e-mail subscription), a few CloudWatch
- * alarms on it, one dashboard, and an optional monthly cost budget.
+ * should: one SNS topic (with an optional e-mail subscription), four CloudWatch
+ * alarms on it, a monthly cost budget and a Cost Anomaly Detection alert (both on
+ * by default, and free), and, if asked for, a dashboard.
  *
- * Every alarm is billed per metric it reads (USD 0.10 a month each), so there are
- * five alarms reading 14 metrics, about USD 1.40 a month:
- * - the stage's 5XXError: a client got a server error;
- * - the request-path functions' Errors and Throttles (gateway and the three tools),
- *   summed in one metric-math alarm: any of them means an MCP call failed, one
- *   notification is easier to act on than eight, and the dashboard shows which
- *   function it was;
+ * Every alarm is billed per metric it reads (USD 0.10 a month each), so the four
+ * alarms read five metrics, USD 0.50 a month:
+ * - the stage's 5XXError: a client got a server error (a gateway that crashed,
+ *   timed out or was throttled shows here too: API Gateway answers 5xx for it);
+ * - `request_path_failure`, which the gateway and the three tools publish for each
+ *   error-level log line: a tool that failed, could not be invoked or was throttled,
+ *   a quota counter that failed, a request that ended in a 500. One metric instead
+ *   of each function's Errors and Throttles (eight metrics, USD 0.80), and it also
+ *   sees a tool's internal error, which the tool answers as a tool error rather than
+ *   failing its invocation; the log line says which function and why;
  * - Aurora ServerlessDatabaseCapacity above 0 ACU for six hours while the API had
  *   almost no requests: the cluster should pause when idle (`minCapacity` 0), so
  *   something is keeping it awake (only when `minCapacity` is 0);
- * - throttled GetItem/UpdateItem on the quota table: the gateway cannot count calls;
  * - OAuth security events from the gateway (replayed codes and refresh tokens,
  *   invalid grants, refused consent forms, throttled addresses, metadata documents
  *   refused as SSRF, the registration cap) above `OAUTH_ABUSE_EVENTS` in five
  *   minutes: a person mistypes or a token expires now and then, an attack does
  *   this many; the gateway's log lines say which (`security_event`).
  *
+ * Custom metrics cost USD 0.30 a month for each hour-by-hour month they are
+ * published in; the failure and OAuth metrics are published only when something
+ * happens, so an idle stack publishes none. Names carry the stack's name (alarms,
+ * dashboard, the `stack` metric dimension), so two stacks in one account and region
+ * never read or notify each other.
+ *
  * It does not watch admin or migrate: the owner runs admin and sees its answer, and
  * a failing migrate fails the deploy.
  */
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as budgets from 'aws-cdk-lib/aws-budgets';
+import * as ce from 'aws-cdk-lib/aws-ce';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -36,7 +46,13 @@ import { Construct } from 'constructs';
 import type { Database } from './database.ts';
 import type { McpApi } from './mcp-api.ts';
 import type { QuotaTable } from './quota-table.ts';
-import { GATEWAY_SERVICE, METRICS_NAMESPACE, OAUTH_SECURITY_EVENT_METRIC } from '../lambdas/observability/metric-names.ts';
+import {
+  GATEWAY_SERVICE,
+  METRICS_NAMESPACE,
+  OAUTH_SECURITY_EVENT_METRIC,
+  REQUEST_PATH_FAILURE_METRIC,
+  REQUEST_PATH_SERVICE,
+} from '../lambdas/observability/metric-names.ts';
 
 /** Hours the cluster may stay above 0 ACU on an idle API before the alarm fires. */
 export const AWAKE_WHILE_IDLE_HOURS = 6;
@@ -47,6 +63,10 @@ export const AWAKE_WHILE_IDLE_HOURS = 6;
 export const IDLE_REQUESTS_PER_HOUR = 12;
 /** OAuth security events in five minutes that look like an attack rather than mistakes. */
 export const OAUTH_ABUSE_EVENTS = 50;
+/** The monthly budget when the context sets none: the default configuration's cost at 100k calls, doubled. */
+export const DEFAULT_MONTHLY_BUDGET_USD = 30;
+/** A cost anomaly whose total impact reaches this many US dollars is e-mailed. */
+export const DEFAULT_COST_ANOMALY_USD = 10;
 
 export interface OperationsProps {
   /** The public API (its stage's metrics). */
@@ -70,22 +90,41 @@ export interface OperationsProps {
 
   /**
    * A monthly cost budget for the account, in USD: notifications at 80% of the
-   * actual cost and at 100% of the forecast.
+   * actual cost and at 100% of the forecast. 0 creates none.
    *
-   * @default - no budget
+   * @default DEFAULT_MONTHLY_BUDGET_USD
    */
   readonly monthlyBudgetUsd?: number;
+
+  /**
+   * Cost Anomaly Detection: an AWS services monitor and an alert to the topic for
+   * an anomaly whose total impact reaches this many USD. 0 creates neither (an
+   * account that already has an AWS services monitor).
+   *
+   * @default DEFAULT_COST_ANOMALY_USD
+   */
+  readonly costAnomalyUsd?: number;
+
+  /**
+   * Whether to build the dashboard. An account's first three dashboards are free,
+   * each one after that costs USD 3.00 a month.
+   *
+   * @default false
+   */
+  readonly dashboard?: boolean;
 }
 
 export class Operations extends Construct {
   /** Where alarms and budget notifications go. */
   public readonly topic: sns.Topic;
   /** The alarms, by name. */
-  public readonly alarms: Readonly<Record<'apiServerErrors' | 'functionErrors' | 'databaseAwakeWhileIdle' | 'quotaThrottles' | 'oauthAbuse', cloudwatch.Alarm | undefined>>;
-  /** The dashboard. */
-  public readonly dashboard: cloudwatch.Dashboard;
-  /** The monthly cost budget, if asked for. */
+  public readonly alarms: Readonly<Record<'apiServerErrors' | 'requestPathFailures' | 'databaseAwakeWhileIdle' | 'oauthAbuse', cloudwatch.Alarm | undefined>>;
+  /** The dashboard, if asked for. */
+  public readonly dashboard?: cloudwatch.Dashboard;
+  /** The monthly cost budget, unless turned off. */
   public readonly budget?: budgets.CfnBudget;
+  /** The cost anomaly monitor, unless turned off. */
+  public readonly anomalyMonitor?: ce.CfnAnomalyMonitor;
 
   constructor(scope: Construct, id: string, props: OperationsProps) {
     super(scope, id);
@@ -93,50 +132,59 @@ export class Operations extends Construct {
     this.topic = this.notificationTopic(props.alarmEmail);
     const metrics = new OperationsMetrics(props);
 
+    const stackName = Stack.of(this).stackName;
+    const alarm = (id: string, props: Omit<cloudwatch.AlarmProps, 'alarmName' | 'comparisonOperator' | 'treatMissingData'>) =>
+      new cloudwatch.Alarm(this, id, {
+        alarmName: `${stackName}-${id}`,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        ...props,
+      });
     this.alarms = {
-      apiServerErrors: new cloudwatch.Alarm(this, 'ApiServerErrors', {
+      apiServerErrors: alarm('ApiServerErrors', {
         alarmDescription: 'chatctx: the API answered 5xx (a client got a server error)',
         metric: metrics.serverErrors,
         threshold: 5,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }),
-      functionErrors: new cloudwatch.Alarm(this, 'FunctionErrors', {
-        alarmDescription: 'chatctx: a request-path function failed or was throttled (see the dashboard for which)',
-        metric: metrics.requestPathFailures(),
+      requestPathFailures: alarm('RequestPathFailures', {
+        alarmDescription:
+          'chatctx: the gateway or a tool logged an error (a tool failed, could not be invoked or was throttled, a quota counter failed); ' +
+          'the error lines in their logs say which',
+        metric: metrics.requestPathFailures,
         threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }),
-      databaseAwakeWhileIdle: props.canPause ? this.awakeWhileIdleAlarm(metrics) : undefined,
-      quotaThrottles: new cloudwatch.Alarm(this, 'QuotaThrottles', {
-        alarmDescription: 'chatctx: DynamoDB throttled the quota counters (the gateway cannot count tool calls)',
-        metric: metrics.quotaThrottles,
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      }),
-      oauthAbuse: new cloudwatch.Alarm(this, 'OAuthAbuse', {
+      databaseAwakeWhileIdle: props.canPause
+        ? alarm('DatabaseAwakeWhileIdle', {
+            alarmDescription:
+              `chatctx: Aurora stayed above 0 ACU for ${AWAKE_WHILE_IDLE_HOURS} hours while the API had fewer than ` +
+              `${IDLE_REQUESTS_PER_HOUR} requests an hour; something keeps the cluster from pausing`,
+            metric: metrics.awakeWhileIdle(),
+            threshold: 1,
+            evaluationPeriods: AWAKE_WHILE_IDLE_HOURS,
+            datapointsToAlarm: AWAKE_WHILE_IDLE_HOURS,
+          })
+        : undefined,
+      oauthAbuse: alarm('OAuthAbuse', {
         alarmDescription: `chatctx: ${OAUTH_ABUSE_EVENTS} or more OAuth security events in 5 minutes (the gateway's log lines with security_event say which)`,
         metric: metrics.oauthSecurityEvents,
         threshold: OAUTH_ABUSE_EVENTS,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }),
     };
     const notify = new actions.SnsAction(this.topic);
-    for (const alarm of Object.values(this.alarms)) {
-      alarm?.addAlarmAction(notify);
-      alarm?.addOkAction(notify);
+    for (const each of Object.values(this.alarms)) {
+      each?.addAlarmAction(notify);
+      each?.addOkAction(notify);
     }
     this.allowAlarmsToPublish();
 
-    this.dashboard = this.buildDashboard(metrics);
-    if (props.monthlyBudgetUsd !== undefined) this.budget = this.costBudget(props.monthlyBudgetUsd);
+    if (props.dashboard) this.dashboard = this.buildDashboard(metrics, stackName);
+    const budget = props.monthlyBudgetUsd ?? DEFAULT_MONTHLY_BUDGET_USD;
+    if (budget > 0) this.budget = this.costBudget(budget);
+    const anomaly = props.costAnomalyUsd ?? DEFAULT_COST_ANOMALY_USD;
+    if (anomaly > 0) this.anomalyMonitor = this.costAnomalyAlert(anomaly, stackName);
   }
 
   private notificationTopic(alarmEmail: string | undefined): sns.Topic {
@@ -169,22 +217,8 @@ export class Operations extends Construct {
     );
   }
 
-  private awakeWhileIdleAlarm(metrics: OperationsMetrics): cloudwatch.Alarm {
-    return new cloudwatch.Alarm(this, 'DatabaseAwakeWhileIdle', {
-      alarmDescription:
-        `chatctx: Aurora stayed above 0 ACU for ${AWAKE_WHILE_IDLE_HOURS} hours while the API had fewer than ` +
-        `${IDLE_REQUESTS_PER_HOUR} requests an hour; something keeps the cluster from pausing`,
-      metric: metrics.awakeWhileIdle(),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: AWAKE_WHILE_IDLE_HOURS,
-      datapointsToAlarm: AWAKE_WHILE_IDLE_HOURS,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-  }
-
-  private buildDashboard(metrics: OperationsMetrics): cloudwatch.Dashboard {
-    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.days(1) });
+  private buildDashboard(metrics: OperationsMetrics, stackName: string): cloudwatch.Dashboard {
+    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: stackName, defaultInterval: Duration.days(1) });
     const graph = (title: string, left: cloudwatch.IMetric[]) => new cloudwatch.GraphWidget({ title, left, width: 12 });
     dashboard.addWidgets(
       new cloudwatch.AlarmStatusWidget({
@@ -205,8 +239,47 @@ export class Operations extends Construct {
       graph('Aurora capacity (ACU)', [metrics.capacity('Maximum')]),
       graph('Quota table throttles', [metrics.quotaThrottles]),
     );
-    dashboard.addWidgets(graph('OAuth security events', [metrics.oauthSecurityEvents]));
+    dashboard.addWidgets(
+      graph('OAuth security events', [metrics.oauthSecurityEvents]),
+      graph('Request-path failures (error log lines)', [metrics.requestPathFailures]),
+    );
     return dashboard;
+  }
+
+  /**
+   * An AWS services anomaly monitor with an immediate alert to the topic. Cost
+   * Anomaly Detection is free; it learns the account's spend for about ten days
+   * before it reports anything.
+   */
+  private costAnomalyAlert(thresholdUsd: number, stackName: string): ce.CfnAnomalyMonitor {
+    this.topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CostAnomalyAlertsPublish',
+        actions: ['sns:Publish'],
+        principals: [new iam.ServicePrincipal('costalerts.amazonaws.com')],
+        resources: [this.topic.topicArn],
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
+    );
+    const monitor = new ce.CfnAnomalyMonitor(this, 'CostAnomalyMonitor', {
+      monitorName: `${stackName} services`,
+      monitorType: 'DIMENSIONAL',
+      monitorDimension: 'SERVICE',
+    });
+    const subscription = new ce.CfnAnomalySubscription(this, 'CostAnomalyAlert', {
+      subscriptionName: `${stackName} cost anomalies`,
+      monitorArnList: [monitor.attrMonitorArn],
+      // Alerts to SNS must be immediate; e-mail subscribers of the topic get them.
+      frequency: 'IMMEDIATE',
+      subscribers: [{ type: 'SNS', address: this.topic.topicArn }],
+      thresholdExpression: JSON.stringify({
+        Dimensions: { Key: 'ANOMALY_TOTAL_IMPACT_ABSOLUTE', MatchOptions: ['GREATER_THAN_OR_EQUAL'], Values: [String(thresholdUsd)] },
+      }),
+    });
+    // Cost Anomaly Detection checks that it may publish when the alert is created.
+    const policy = this.topic.node.tryFindChild('Policy');
+    if (policy) subscription.node.addDependency(policy);
+    return monitor;
   }
 
   private costBudget(amount: number): budgets.CfnBudget {
@@ -225,6 +298,7 @@ export class Operations extends Construct {
     });
     return new budgets.CfnBudget(this, 'Budget', {
       budget: {
+        budgetName: `${Stack.of(this).stackName} monthly cost`,
         budgetType: 'COST',
         timeUnit: 'MONTHLY',
         budgetLimit: { amount, unit: 'USD' },
@@ -241,6 +315,7 @@ class OperationsMetrics {
   readonly serverErrors: cloudwatch.Metric;
   readonly quotaThrottles: cloudwatch.IMetric;
   readonly oauthSecurityEvents: cloudwatch.Metric;
+  readonly requestPathFailures: cloudwatch.Metric;
 
   constructor(private readonly props: OperationsProps) {
     const stage = props.api.stage;
@@ -253,12 +328,21 @@ class OperationsMetrics {
       period: Duration.minutes(5),
       label: 'throttled GetItem + UpdateItem',
     });
+    // The functions publish these with the stack's name as a dimension (CHATCTX_STACK_NAME).
+    const stack = Stack.of(props.api).stackName;
     this.oauthSecurityEvents = new cloudwatch.Metric({
       namespace: METRICS_NAMESPACE,
       metricName: OAUTH_SECURITY_EVENT_METRIC,
-      dimensionsMap: { service: GATEWAY_SERVICE },
+      dimensionsMap: { service: GATEWAY_SERVICE, stack },
       ...fiveMinutes,
       label: 'OAuth security events',
+    });
+    this.requestPathFailures = new cloudwatch.Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: REQUEST_PATH_FAILURE_METRIC,
+      dimensionsMap: { service: REQUEST_PATH_SERVICE, stack },
+      ...fiveMinutes,
+      label: 'request-path failures',
     });
   }
 
@@ -274,22 +358,6 @@ class OperationsMetrics {
     return Object.entries(this.props.requestPathFunctions).map(([name, fn]) =>
       fn.metric(metricName, { period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM, label: name }),
     );
-  }
-
-  /** Errors plus throttles of every request-path function, per 5 minutes. */
-  requestPathFailures(): cloudwatch.MathExpression {
-    const usingMetrics: Record<string, cloudwatch.IMetric> = {};
-    const errors = this.perFunction('Errors');
-    const throttles = this.perFunction('Throttles');
-    [...errors, ...throttles].forEach((metric, index) => {
-      usingMetrics[`m${index}`] = metric;
-    });
-    return new cloudwatch.MathExpression({
-      expression: `SUM([${Object.keys(usingMetrics).join(',')}])`,
-      usingMetrics,
-      period: Duration.minutes(5),
-      label: 'errors + throttles',
-    });
   }
 
   /** 1 for an hour in which the cluster never paused although the API was idle, else 0. */
@@ -311,7 +379,11 @@ function validate(props: OperationsProps): void {
     throw new Error(`alarmEmail must be one e-mail address, got "${props.alarmEmail}"`);
   }
   const amount = props.monthlyBudgetUsd;
-  if (amount !== undefined && !(Number.isFinite(amount) && amount > 0)) {
-    throw new Error(`monthlyBudgetUsd must be a positive amount of US dollars, got ${amount}`);
+  if (amount !== undefined && !(Number.isFinite(amount) && amount >= 0)) {
+    throw new Error(`monthlyBudgetUsd must be an amount of US dollars (0 for no budget), got ${amount}`);
+  }
+  const anomaly = props.costAnomalyUsd;
+  if (anomaly !== undefined && !(Number.isFinite(anomaly) && anomaly >= 0)) {
+    throw new Error(`costAnomalyUsd must be an amount of US dollars (0 for no anomaly alert), got ${anomaly}`);
   }
 }

@@ -6,13 +6,15 @@
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { ConfigError, SETTINGS, readSetting, readSettings, type Environment } from '../config/settings.ts';
+import { ConfigError, NO_RERANKER, SETTINGS, readSetting, readSettings, type Environment } from '../config/settings.ts';
 import type { Embedder } from '../ports/embedder.ts';
+import type { Reranker } from '../ports/reranker.ts';
 import { DataApiSql, type DataApiSqlOptions } from '../storage/data-api-sql.ts';
 import { INVOCATION_CLOCK, currentDeadline } from './invocation-deadline.ts';
 import { SecretsManagerSecrets, readRoleCredentials } from '../secrets/secrets-manager-secrets.ts';
 import type { RoleCredentials } from '../ports/secrets.ts';
 import { BedrockEmbedder } from '../embeddings/bedrock-embedder.ts';
+import { BedrockReranker } from '../embeddings/bedrock-reranker.ts';
 import { DynamoQuotaStore } from '../quota/dynamo-quota-store.ts';
 import type { LambdaToolName } from './lambda-tool-invoker.ts';
 
@@ -45,6 +47,17 @@ export function lambdaEmbedder(env: Environment): Embedder | undefined {
     throw new ConfigError(SETTINGS.embeddings.env, `${SETTINGS.embeddings.env}=use-lite is not available on Lambda; use bedrock or none.`);
   }
   return new BedrockEmbedder({ modelId: readSetting(env, 'bedrockModelId') });
+}
+
+/**
+ * The search function's rerank step: the Bedrock reranker `CHATCTX_RERANKER` names,
+ * its deadline and how many candidates it reads; nothing when the setting is `none`.
+ */
+export function lambdaRerankStep(env: Environment): { reranker?: Reranker; rerankTimeoutMs?: number; rerankCandidates?: number } {
+  const model = readSetting(env, 'reranker');
+  if (model === NO_RERANKER) return {};
+  const s = readSettings(env, ['rerankTimeoutMs', 'rerankCandidates']);
+  return { reranker: new BedrockReranker({ modelId: model }), rerankTimeoutMs: s.rerankTimeoutMs, rerankCandidates: s.rerankCandidates };
 }
 
 export function quotaStore(env: Environment): DynamoQuotaStore {

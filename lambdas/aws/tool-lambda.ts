@@ -30,7 +30,7 @@ export interface ToolEvent {
 
 /** A middy handler that builds the tool once per cold start from the function's settings. */
 export function toolLambda(serviceName: string, build: (env: Environment, logger: Logger) => ToolHandler) {
-  const observability = createLambdaObservability(serviceName);
+  const observability = createLambdaObservability(serviceName, { requestPath: true });
   let tool: ToolHandler | undefined;
   return middy(async (event: ToolEvent, context: Context): Promise<ToolCallResult> => {
     tool ??= build(process.env, observability.logger);

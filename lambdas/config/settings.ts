@@ -162,6 +162,22 @@ export type EmbeddingProvider = (typeof EMBEDDING_PROVIDERS)[number];
 /** Amazon Titan Text Embeddings V2, asked for 512 dimensions (the width of every stored vector). */
 export const TITAN_EMBED_TEXT_V2 = 'amazon.titan-embed-text-v2:0';
 
+/** The reranker setting's value when searches run without one. */
+export const NO_RERANKER = 'none';
+
+/**
+ * A Bedrock model id (`provider.name[:version]`) that names a reranker: the word
+ * "rerank" is required so that an embedding or text model cannot be set by mistake.
+ */
+const RERANKER_MODEL_ID = /^[a-z0-9-]+\.[a-z0-9.-]*rerank[a-z0-9.-]*(:[0-9]+)?$/;
+
+/** `none`, or a reranker model id, lower-cased (model ids are). Exported for the stack, which checks its context key with it. */
+export function parseReranker(raw: string): string {
+  const value = raw.trim().toLowerCase();
+  if (value === NO_RERANKER || RERANKER_MODEL_ID.test(value)) return value;
+  throw new Error('must be none or a Bedrock reranker model id such as cohere.rerank-v3-5:0 or amazon.rerank-v1:0');
+}
+
 const LOCAL: readonly Runtime[] = ['local'];
 const AWS: readonly Runtime[] = ['aws'];
 const BOTH: readonly Runtime[] = ['local', 'aws'];
@@ -316,6 +332,33 @@ export const SETTINGS = {
     default: TITAN_EMBED_TEXT_V2,
     description: 'the Bedrock embedding model (it must return 512-dimensional vectors)',
   }),
+  // The reranker is wired on AWS only (lambdas/handlers/search-knowledge.ts); the local server does not read these three.
+  reranker: setting(
+    {
+      env: 'CHATCTX_RERANKER',
+      runtimes: BOTH,
+      description:
+        '`none`, or a Bedrock reranker model (`cohere.rerank-v3-5:0` or `amazon.rerank-v1:0`, whichever the region offers) that reorders and admits the best candidates of each search. Read by the search function on AWS only (the local server has no reranker and ignores it); the stack sets it from the context key `chatctx:reranker`',
+    },
+    parseReranker,
+    NO_RERANKER,
+  ),
+  rerankTimeoutMs: integer({
+    env: 'CHATCTX_RERANK_TIMEOUT_MS',
+    runtimes: BOTH,
+    min: 100,
+    max: 10_000,
+    default: 1500,
+    description: 'milliseconds a search waits for the reranker; past it, or on any reranker error, the answer is ranked without it and marked `degraded` (AWS only, with `CHATCTX_RERANKER`)',
+  }),
+  rerankCandidates: integer({
+    env: 'CHATCTX_RERANK_CANDIDATES',
+    runtimes: BOTH,
+    min: 1,
+    max: 100,
+    default: 20,
+    description: 'how many of the best-ranked candidates a search sends to the reranker; at most 100, the documents one Bedrock rerank query is billed for (AWS only, with `CHATCTX_RERANKER`)',
+  }),
   searchEventRetentionDays: integer({
     env: 'CHATCTX_SEARCH_EVENT_RETENTION_DAYS',
     runtimes: BOTH,
@@ -373,6 +416,13 @@ export const SETTINGS = {
     default: 60,
     description: 'seconds the gateway answers a known API key from memory before looking it up again; a revocation or quota change takes effect within this time (`0` looks up every request)',
   }),
+  stackName: text({
+    env: 'CHATCTX_STACK_NAME',
+    runtimes: AWS,
+    default: '',
+    defaultText: 'none (no `stack` dimension)',
+    description: 'the stack the function belongs to: the `stack` dimension of its metrics, so two stacks in one region keep their alarms apart (every function)',
+  }),
   sourceCheckTopicArn: text({
     env: 'CHATCTX_SOURCE_CHECK_TOPIC_ARN',
     runtimes: AWS,
@@ -382,13 +432,13 @@ export const SETTINGS = {
   searchKnowledgeFunction: text({
     env: 'CHATCTX_TOOL_FUNCTION_SEARCH_KNOWLEDGE',
     runtimes: AWS,
-    description: 'the function that runs `search_knowledge` (gateway)',
+    description: 'the function version that runs `search_knowledge` (gateway; the stack sets the qualified ARN of the version its deploy published)',
   }),
-  getGuidanceFunction: text({ env: 'CHATCTX_TOOL_FUNCTION_GET_GUIDANCE', runtimes: AWS, description: 'the function that runs `get_guidance` (gateway)' }),
+  getGuidanceFunction: text({ env: 'CHATCTX_TOOL_FUNCTION_GET_GUIDANCE', runtimes: AWS, description: 'the function version that runs `get_guidance` (gateway; a qualified ARN on AWS)' }),
   submitFeedbackFunction: text({
     env: 'CHATCTX_TOOL_FUNCTION_SUBMIT_FEEDBACK',
     runtimes: AWS,
-    description: 'the function that runs `submit_feedback` (gateway)',
+    description: 'the function version that runs `submit_feedback` (gateway; a qualified ARN on AWS)',
   }),
   roleSecretArns: stringMap({
     env: 'CHATCTX_ROLE_SECRET_ARNS',

@@ -15,7 +15,7 @@ import { DatabaseWake } from '../aws/database-wake.ts';
 import { GATEWAY_MARGIN_MS, withInvocationDeadline } from '../aws/invocation-deadline.ts';
 import { GATEWAY_SERVICE } from '../observability/metric-names.ts';
 
-const observability = createLambdaObservability(GATEWAY_SERVICE);
+const observability = createLambdaObservability(GATEWAY_SERVICE, { requestPath: true });
 let gateway: GatewayHandler | undefined;
 let wake: DatabaseWake | undefined;
 

@@ -1,6 +1,7 @@
 /**
- * `search_knowledge`: retrieval, applicability, the relevance profile, answer
- * shaping and the privacy-preserving search event.
+ * `search_knowledge`: retrieval, applicability, the relevance profile (or, where a
+ * deployment has one, the reranker: reranking.ts), answer shaping and the
+ * privacy-preserving search event.
  *
  * This module does not validate arguments (the tool does) and never logs or
  * stores the query text: only its salted hash reaches `search_events`.
@@ -9,6 +10,8 @@ import type { Sql } from '../ports/sql.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Secrets } from '../ports/secrets.ts';
 import type { Logger } from '../ports/logger.ts';
+import type { Reranker } from '../ports/reranker.ts';
+import { settingDefault } from '../config/settings.ts';
 import { hashQuery, hashSearchInput } from '../privacy/hashing.ts';
 import type { SearchKnowledgeInput, SearchKnowledgeOutput } from '../../schema/tools.ts';
 import { approvedCoverage, loadApprovedByIds, type StoredRecord } from '../records/record-read.ts';
@@ -20,6 +23,7 @@ import { rankCandidates } from './rank.ts';
 import { JUDGED_CANDIDATES, type RelevanceProfile } from './relevance.ts';
 import { loadProfiles, profileFor, type RelevanceProfiles } from './relevance-profiles.ts';
 import { judgeCandidates, searchContext, selectResults, topicsOf } from './selection.ts';
+import { rerankedSelection, type RerankStep } from './reranking.ts';
 import { noMatchSuggestions } from './no-match.ts';
 import type { SearchCache } from './search-cache.ts';
 import { DirectSearchEvents, type SearchEventSink } from './search-events.ts';
@@ -40,6 +44,12 @@ export interface SearchDeps {
   readonly relevance?: RelevanceProfile;
   /** Show a record whose evidence drifted with its confidence one step lower. @default false */
   readonly driftDemotesConfidence?: boolean;
+  /** Reorders and admits the best candidates (reranking.ts); without it the relevance profile alone decides. */
+  readonly reranker?: Reranker;
+  /** Time allowed for the reranker. @default the `rerankTimeoutMs` setting's default */
+  readonly rerankTimeoutMs?: number;
+  /** How many of the best-ranked candidates go to the reranker. @default the `rerankCandidates` setting's default */
+  readonly rerankCandidates?: number;
 }
 
 /** How many candidates each retrieval side contributes. */
@@ -51,13 +61,15 @@ const NEAR_CANDIDATES = 3;
 export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeInput): Promise<SearchKnowledgeOutput> {
   const pepper = await deps.secrets.pepper();
   const generation = await deps.cache?.current(deps.sql);
-  const key = generation === undefined ? undefined : hashSearchInput(pepper, deps.embedder?.model ?? 'none', input);
+  // The models that shape an answer key it: the encoder's, and the reranker's when there is one.
+  const models = [deps.embedder?.model ?? 'none', ...(deps.reranker ? [deps.reranker.model] : [])].join('+');
+  const key = generation === undefined ? undefined : hashSearchInput(pepper, models, input);
   const kept = key === undefined ? undefined : deps.cache!.answer(generation!, key);
   // A repeated question gets the answer it got in this corpus generation, and runs no encoder.
   const output: SearchKnowledgeOutput = kept
     ? { ...kept, retrieval: { ...kept.retrieval, embedding_cache: kept.retrieval.embedding_cache ? 'hit' : undefined } }
     : await answer(deps, input, generation);
-  // Degraded answers are not kept, so a recovered embedder is used at once.
+  // Degraded answers are not kept, so a recovered embedder or reranker is used at once.
   if (!kept && key !== undefined && !output.retrieval.degraded) deps.cache!.keepAnswer(generation!, key, output);
 
   const topics = topicsOf(input);
@@ -118,8 +130,13 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
   const embeddedThroughout = judged.every((c) => c.similarity !== undefined);
   const profile = deps.relevance ?? profileFor(profiles, deps.embedder, embedding.vector !== undefined && embeddedThroughout);
   const context = searchContext(input, ranking.analysis);
-  const records = await readRecords(deps, generation, judged.map((c) => c.id));
-  const top = selectResults(ranking, records, input, profile);
+  const rerank = rerankStep(deps);
+  const readDepth = Math.max(JUDGED_CANDIDATES, rerank?.candidates ?? 0);
+  const records = await readRecords(deps, generation, ranking.candidates.slice(0, readDepth).map((c) => c.id));
+  // With a reranker its results answer; when it was not needed or failed, the profile's do.
+  const reranked = rerank ? await rerankedSelection(rerank, deps.logger, input, ranking, records, profile) : undefined;
+  const top = reranked && 'results' in reranked ? reranked.results : selectResults(ranking, records, input, profile);
+  const degradedReasons = [embedding.degradedReason, reranked && 'degradedReason' in reranked ? reranked.degradedReason : undefined].filter((r) => r !== undefined);
   const mode = top.length === 0 ? 'no_match' : embedding.vector ? 'hybrid' : 'keyword_fallback';
   // The technologies asked for or named were dropped to answer: nothing shown declares any of them.
   const technologyFilterFallback = context.technologies.length > 0 && top.length > 0 && !top.some((r) => r.technologyMatch);
@@ -128,8 +145,8 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
     results: [],
     retrieval: {
       mode,
-      degraded: embedding.degradedReason !== undefined,
-      degraded_reason: embedding.degradedReason,
+      degraded: degradedReasons.length > 0,
+      degraded_reason: degradedReasons.length > 0 ? degradedReasons.join(' ') : undefined,
       embedding_provider: deps.embedder?.provider,
       embedding_cache: embedding.cache,
       total_candidates: ranking.totalCandidates,
@@ -154,6 +171,16 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
     top.map((r) => ({ ...shapeRecord(withEvidenceStanding(r.record, deps.driftDemotesConfidence ?? false), input.detail), applicability_note: r.note })),
     input.token_budget,
   );
+}
+
+/** The rerank step the deps configure, with the settings' defaults; none without a reranker. */
+function rerankStep(deps: SearchDeps): RerankStep | undefined {
+  if (!deps.reranker) return undefined;
+  return {
+    reranker: deps.reranker,
+    timeoutMs: deps.rerankTimeoutMs ?? settingDefault('rerankTimeoutMs'),
+    candidates: deps.rerankCandidates ?? settingDefault('rerankCandidates'),
+  };
 }
 
 /** The approved records of `ids`, from the cache where this generation's copy is there. */

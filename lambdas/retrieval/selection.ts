@@ -82,16 +82,20 @@ function stackSignal(context: SearchContext): StackSignal {
  */
 const RIVAL = 3;
 
-/** The first `JUDGED_CANDIDATES` candidates whose records are at hand, with their evidence and probability. */
+/**
+ * The first `depth` candidates (`JUDGED_CANDIDATES` unless a reranker looks deeper)
+ * whose records are at hand, with their evidence and probability.
+ */
 export function judgeCandidates(
   ranking: Pick<RankResult, 'candidates' | 'concepts'>,
   records: ReadonlyMap<string, StoredRecord>,
   context: SearchContext,
   profile: Pick<RelevanceProfile, 'weights' | 'bias'>,
+  depth: number = JUDGED_CANDIDATES,
 ): Judged[] {
   const best = { bm25: Math.max(0, ...ranking.candidates.map((c) => c.bm25)), score: ranking.candidates[0]?.score ?? 0 };
   const stack = stackSignal(context);
-  const judged = ranking.candidates.slice(0, JUDGED_CANDIDATES);
+  const judged = ranking.candidates.slice(0, depth);
   // The strongest rival of each candidate: the best of the others.
   const rivalOf = (candidate: RankedCandidate) => {
     const others = ranking.candidates.filter((c) => c !== candidate);
@@ -122,17 +126,30 @@ export interface Scored {
   readonly technologyMatch: boolean;
 }
 
+/** What the request does to a record's score: the product of its boosts, and the version exclusion's note. */
+export interface RequestBoost {
+  readonly factor: number;
+  readonly note?: string;
+  readonly technologyMatch: boolean;
+}
+
+/** The topic, task type, technology and version boosts of one record (a reranked search applies them too). */
+export function requestBoost(record: StoredRecord, context: SearchContext): RequestBoost {
+  const fit = checkApplicability(record.applies_to, context.technologies, context.versions);
+  let factor = 1;
+  if (context.topics.includes(record.topic as Topic)) factor *= TOPIC_BOOST;
+  if (context.taskType && record.task_types.includes(context.taskType)) factor *= TASK_BOOST;
+  if (fit.technologyMatch) factor *= TECH_BOOST;
+  if (fit.versionMatch) factor *= VERSION_BOOST;
+  if (fit.excludedNote) factor *= EXCLUDED_PENALTY;
+  return { factor, note: fit.excludedNote, technologyMatch: fit.technologyMatch };
+}
+
 /** The judged candidates with their boosts (see `Scored`). */
 export function scoreCandidates(ranking: Pick<RankResult, 'candidates' | 'concepts'>, records: ReadonlyMap<string, StoredRecord>, context: SearchContext): Scored[] {
   return judgeCandidates(ranking, records, context, { weights: {}, bias: 0 }).map(({ candidate, record, features }) => {
-    const fit = checkApplicability(record.applies_to, context.technologies, context.versions);
-    let boosted = candidate.score;
-    if (context.topics.includes(record.topic as Topic)) boosted *= TOPIC_BOOST;
-    if (context.taskType && record.task_types.includes(context.taskType)) boosted *= TASK_BOOST;
-    if (fit.technologyMatch) boosted *= TECH_BOOST;
-    if (fit.versionMatch) boosted *= VERSION_BOOST;
-    if (fit.excludedNote) boosted *= EXCLUDED_PENALTY;
-    return { record, features, boosted, note: fit.excludedNote, technologyMatch: fit.technologyMatch };
+    const boost = requestBoost(record, context);
+    return { record, features, boosted: candidate.score * boost.factor, note: boost.note, technologyMatch: boost.technologyMatch };
   });
 }
 
@@ -148,12 +165,17 @@ export function pickResults<T extends Pick<Scored, 'features' | 'boosted' | 'not
 ): (T & { probability: number })[] {
   const admitted = scored
     .map((s) => ({ ...s, probability: relevanceProbability(s.features, profile) }))
-    .filter((s) => s.probability >= profile.threshold)
-    .sort((a, b) => b.boosted - a.boosted);
+    .filter((s) => s.probability >= profile.threshold);
+  return cutTail(admitted, profile.minShareOfTop, maxResults);
+}
+
+/** The admitted candidates by boosted score, without the weak tail (under `minShareOfTop` of the best), at most `maxResults`. */
+export function cutTail<T extends { readonly boosted: number; readonly note?: string }>(admitted: readonly T[], minShareOfTop: number, maxResults: number): T[] {
+  const sorted = [...admitted].sort((a, b) => b.boosted - a.boosted);
   // A record the requested version excludes sank to the bottom; it stays (last, with its note)
   // so the agent learns the guidance exists for other versions, instead of being cut as weak.
-  const best = admitted.find((r) => !r.note)?.boosted ?? admitted[0]?.boosted ?? 0;
-  return admitted.filter((r, i) => i === 0 || r.note !== undefined || r.boosted >= profile.minShareOfTop * best).slice(0, maxResults);
+  const best = sorted.find((r) => !r.note)?.boosted ?? sorted[0]?.boosted ?? 0;
+  return sorted.filter((r, i) => i === 0 || r.note !== undefined || r.boosted >= minShareOfTop * best).slice(0, maxResults);
 }
 
 /** Admission, boosts and the tail cut (see the module comment). */

@@ -68,8 +68,12 @@ export const ROLE_GRANTS = {
   chatctx_search: grantsTo('chatctx_search', PRIVILEGES.search),
   chatctx_reader: grantsTo('chatctx_reader', PRIVILEGES.reader),
   chatctx_feedback: grantsTo('chatctx_feedback', PRIVILEGES.feedback),
-  /** The three tools in one role: everything they may do together, still no API keys. */
-  chatctx_runtime: grantsTo('chatctx_runtime', PRIVILEGES.search, PRIVILEGES.reader, PRIVILEGES.feedback),
+  /**
+   * The three tools and the scheduled source check in one role (one secret fewer, USD 0.40 a month): everything they
+   * may do together, still no API keys. The tools may so also record source checks; with per-function roles only
+   * `chatctx_verifier` may.
+   */
+  chatctx_runtime: grantsTo('chatctx_runtime', PRIVILEGES.search, PRIVILEGES.reader, PRIVILEGES.feedback, PRIVILEGES.verifier),
   chatctx_gateway: grantsTo('chatctx_gateway', PRIVILEGES.gateway),
   chatctx_verifier: grantsTo('chatctx_verifier', PRIVILEGES.verifier),
 } as const satisfies Record<string, readonly string[]>;

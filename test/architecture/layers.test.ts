@@ -91,6 +91,7 @@ describe('adapters', () => {
     [/^@aws-sdk\/client-dynamodb$/, ['quota']],
     [/^@aws-sdk\/client-secrets-manager$/, ['secrets', 'aws']],
     [/^@aws-sdk\/client-bedrock-runtime$/, ['embeddings']],
+    [/^@aws-sdk\/client-bedrock-agent-runtime$/, ['embeddings']],
     [/^@aws-sdk\/client-lambda$/, ['aws']],
     [/^@aws-sdk\/client-sns$/, ['aws']],
     [/^@aws-sdk\//, []],

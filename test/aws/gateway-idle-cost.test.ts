@@ -185,6 +185,21 @@ describe('an idle client on the AWS gateway', () => {
     expect(backendCalls()).toEqual(afterHandshake);
   });
 
+  it('refuses a guest over its daily quota after the DynamoDB counter alone: no guest call ever reaches Aurora', async () => {
+    fakeClock('2026-03-04T09:00:00Z');
+    const via = gatewayFetch(productionGateway());
+    const client = await connect(via);
+    const before = backendCalls();
+    // CHATCTX_GUEST_DAILY_LIMIT is 5 here: five calls run, the sixth and seventh are refused.
+    for (let call = 0; call < 5; call += 1) await client.callTool({ name: 'get_guidance', arguments: { id: 'any-record' } });
+    await expect(client.callTool({ name: 'get_guidance', arguments: { id: 'any-record' } })).rejects.toThrow(/429|quota|Too Many/i);
+    await expect(client.callTool({ name: 'get_guidance', arguments: { id: 'any-record' } })).rejects.toThrow(/429|quota|Too Many/i);
+    const after = backendCalls();
+    expect(after.dataApi).toBe(before.dataApi);
+    expect(after.dynamo).toBeGreaterThan(before.dynamo);
+    await client.close();
+  });
+
   it('looks a key up once per cache period under steady traffic, and honours a revocation within it', async () => {
     const { key, id } = await keys.create('busy key', null);
     fakeClock('2026-03-02T11:00:30Z');

@@ -4,18 +4,19 @@
  * `/robots.txt`) name absolute URLs on the host and stage the request came through.
  */
 import { describe, expect, it } from 'vitest';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { handler } from '../../lambdas/handlers/site.ts';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { createSiteHandler, handler } from '../../lambdas/handlers/site.ts';
 import { PUBLIC_DOC_PATHS } from '../../lib/mcp-api.ts';
 import { GATEWAY_HOST, toProxyEvent } from '../support/api-gateway-fetch.ts';
 
 const STAGE_BASE = `https://${GATEWAY_HOST}/v1`;
+const CONTEXT = { functionName: 'site', awsRequestId: 'req', getRemainingTimeInMillis: () => 5_000 } as unknown as Context;
 const CUSTOM_DOMAIN = 'docs.example.org';
 
 async function get(path: string, options: { method?: string; host?: string } = {}) {
   const event: APIGatewayProxyEvent = await toProxyEvent(new Request(`https://${GATEWAY_HOST}${path}`, { method: options.method ?? 'GET' }), '198.51.100.7');
   if (options.host) event.headers.Host = options.host;
-  const result = await handler(event);
+  const result = await handler(event, CONTEXT);
   return { status: result.statusCode, type: result.multiValueHeaders?.['content-type']?.[0], body: result.body };
 }
 
@@ -86,5 +87,17 @@ describe('site Lambda', () => {
     expect(res.status).toBe(200);
     expect(res.type).toBe('application/xml; charset=utf-8');
     expect(res.body).toBe('');
+  });
+
+  it('answers a fault of its own with a logged 500 that shows no detail, not a Lambda error', async () => {
+    const logged: string[] = [];
+    const record = (event: string, fields?: Record<string, unknown>) => void logged.push(`${event} ${JSON.stringify(fields ?? {})}`);
+    const broken = createSiteHandler({ info: record, warn: record, error: record }, { CHATCTX_GUEST_DAILY_LIMIT: 'many' });
+    const event = await toProxyEvent(new Request(`https://${GATEWAY_HOST}/llms.txt`), '198.51.100.7');
+    const res = await broken(event);
+    expect(res.statusCode).toBe(500);
+    expect(res.body).toBe('Internal Server Error\n');
+    expect(logged).toEqual(['site_request_failed {"error":"ConfigError"}']);
+    expect((await get('/llms.txt')).status).toBe(200);
   });
 });

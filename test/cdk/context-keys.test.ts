@@ -50,10 +50,8 @@ describe('context keys', () => {
   it('the README gives each key cdk.json leaves out the value the app falls back to', () => {
     const fallback = readAppSettings(new App().node);
     const absent = readKeys.filter((key) => !inCdkJson.some(([set]) => set === key));
-    expect(absent.sort()).toEqual([CONTEXT_KEYS.guestDailyLimit, CONTEXT_KEYS.monthlyBudgetUsd, CONTEXT_KEYS.stackName].sort());
+    expect(absent.sort()).toEqual([CONTEXT_KEYS.guestDailyLimit, CONTEXT_KEYS.stackName].sort());
     expect(documented.get(CONTEXT_KEYS.stackName)).toBe(asReadmeDefault(fallback.stackName));
     expect(documented.get(CONTEXT_KEYS.guestDailyLimit)).toBe(asReadmeDefault(settingDefault('guestDailyLimit')));
-    expect(fallback.stackProps.monthlyBudgetUsd).toBeUndefined();
-    expect(documented.get(CONTEXT_KEYS.monthlyBudgetUsd)).toBe('none');
   });
 });

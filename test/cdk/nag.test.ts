@@ -106,7 +106,6 @@ describe('cdk-nag AWS Solutions checks', () => {
         'Database/Cluster/Secret/Resource',
         'Database/GatewaySecret/Resource',
         'Database/RuntimeSecret/Resource',
-        'Database/VerifierSecret/Resource',
         'Pepper/Secret/Resource',
       ].map((path) => `${stack.stackName}/${path}`),
     );
@@ -144,6 +143,15 @@ describe('cdk-nag AWS Solutions checks', () => {
     expect(fullSuppressed.filter((v) => v.ruleName === 'AwsSolutions-SMG4').flatMap((v) => v.violatingConstructs.map((c) => c.constructPath)).sort()).toEqual(
       ['Cluster/Secret', 'FeedbackSecret', 'GatewaySecret', 'ReaderSecret', 'SearchSecret', 'VerifierSecret'].map((path) => `${fullStack.stackName}/Database/${path}/Resource`).concat(`${fullStack.stackName}/Pepper/Secret/Resource`),
     );
+  });
+
+  it('stay clean with a custom domain, its new certificate and its alias records, acknowledging nothing more', () => {
+    const domain = { 'chatctx:domainName': 'mcp.example.com', 'chatctx:hostedZoneId': 'Z0123456789ABCDEFGHIJ', 'chatctx:hostedZoneName': 'example.com' };
+    const { nag: withDomain, reports: domainReports } = synthWithNag(domain);
+    expect(withDomain.violations).toEqual([]);
+    expect(domainReports.flatMap((r) => r.violations)).toEqual([]);
+    const rules = (report: PluginReport) => [...new Set((report.suppressedViolations ?? []).map((v) => v.ruleName))].sort();
+    expect(rules(withDomain)).toEqual(rules(nag));
   });
 
   it('fail the synth on a finding nobody acknowledged', () => {

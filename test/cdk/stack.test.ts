@@ -7,10 +7,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CfnElement } from 'aws-cdk-lib';
-import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ChatctxStack } from '../../lib/chatctx-stack.ts';
+import { ChatctxStack } from '../../lib/chatctx-stack.ts';
 import { DATABASE_ROLES } from '../../lib/database.ts';
 import { MCP_METHODS, OAUTH_ROUTES, PUBLIC_DOC_PATHS } from '../../lib/mcp-api.ts';
 import { schemaHash } from '../../lib/migrations.ts';
@@ -83,14 +83,14 @@ describe('database', () => {
       .filter((user): user is string => user !== undefined)
       .sort();
 
-  it('has by default one shared tool role, the gateway role and the verifier role, each with a generated password: five secrets in all', () => {
-    expect(roleSecretUsers(template)).toEqual(['chatctx_admin', 'chatctx_gateway', 'chatctx_runtime', 'chatctx_verifier']);
+  it('has by default one role shared by the tools and the source check, and the gateway role, each with a generated password: four secrets in all', () => {
+    expect(roleSecretUsers(template)).toEqual(['chatctx_admin', 'chatctx_gateway', 'chatctx_runtime']);
     template.hasResourceProperties('AWS::SecretsManager::Secret', {
       GenerateSecretString: { SecretStringTemplate: Match.serializedJson(Match.objectLike({ username: 'chatctx_runtime' })), GenerateStringKey: 'password' },
     });
-    // Master, runtime, gateway, verifier and the pepper; master and the three roles are attached to the cluster.
-    template.resourceCountIs('AWS::SecretsManager::Secret', 5);
-    template.resourceCountIs('AWS::SecretsManager::SecretTargetAttachment', 4);
+    // Master, runtime, gateway and the pepper; master and the two roles are attached to the cluster.
+    template.resourceCountIs('AWS::SecretsManager::Secret', 4);
+    template.resourceCountIs('AWS::SecretsManager::SecretTargetAttachment', 3);
     template.allResourcesProperties('AWS::SecretsManager::SecretTargetAttachment', {
       TargetType: 'AWS::RDS::DBCluster',
       TargetId: { Ref: logicalId(stack.database.cluster) },
@@ -132,8 +132,8 @@ describe('migrations custom resource', () => {
       Properties: {
         ServiceToken: { 'Fn::GetAtt': [Match.stringLikeRegexp('^MigrationsProviderframeworkonEvent'), 'Arn'] },
         SchemaHash: schemaHash(),
-        Roles: ['chatctx_runtime', 'chatctx_gateway', 'chatctx_verifier'],
-        RoleSecretArns: (['runtime', 'gateway', 'verifier'] as const).map((purpose) => stack.resolve(stack.database.roleSecret(purpose).secretArn)),
+        Roles: ['chatctx_runtime', 'chatctx_gateway'],
+        RoleSecretArns: (['runtime', 'gateway'] as const).map((purpose) => stack.resolve(stack.database.roleSecret(purpose).secretArn)),
       },
       DependsOn: Match.arrayWith([logicalId(writer)]),
     });
@@ -231,10 +231,12 @@ describe('REST API', () => {
     return found[0]![0];
   };
   const oauthMethodCount = Object.values(OAUTH_ROUTES).flat().length;
-  const proxyTo = (name: FunctionName) => ({
+  // The gateway is invoked through its `live` alias (the version this deploy published), the site function directly.
+  const invokedArn = (name: 'gateway' | 'site') => (name === 'gateway' ? stack.resolve(stack.functions.gatewayAlias.functionArn) : { 'Fn::GetAtt': [logicalId(fn(name).function), 'Arn'] });
+  const proxyTo = (name: 'gateway' | 'site') => ({
     Type: 'AWS_PROXY',
     IntegrationHttpMethod: 'POST',
-    Uri: { 'Fn::Join': ['', Match.arrayWith([{ 'Fn::GetAtt': [logicalId(fn(name).function), 'Arn'] }, '/invocations'])] },
+    Uri: { 'Fn::Join': ['', Match.arrayWith([invokedArn(name), '/invocations'])] },
   });
 
   it('is a regional REST API', () => {
@@ -288,7 +290,7 @@ describe('REST API', () => {
   it('lets API Gateway invoke only the gateway and site functions, per method, without test invokes', () => {
     const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter((p) => p.Properties.Principal !== 'events.amazonaws.com');
     const targets = new Set(permissions.map((p) => resourceKey(p.Properties.FunctionName)));
-    expect(targets).toEqual(new Set([cfn(fn('gateway').function.functionArn), cfn(fn('site').function.functionArn)]));
+    expect(targets).toEqual(new Set([cfn(stack.functions.gatewayAlias.functionArn), cfn(fn('site').function.functionArn)]));
     expect(permissions).toHaveLength(MCP_METHODS.length + PUBLIC_DOC_PATHS.length + oauthMethodCount);
     for (const permission of permissions) {
       expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
@@ -432,7 +434,7 @@ describe('functions', () => {
     CHATCTX_DB_SECRET_ARN: stack.resolve(secret),
     CHATCTX_DB_NAME: 'chatctx',
   });
-  const base = { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: 'chatctx' };
+  const base = { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: 'chatctx', CHATCTX_STACK_NAME: 'Chatctx' };
   const pepper = () => stack.resolve(stack.pepper.secret.secretArn);
   const embeddings = { CHATCTX_EMBEDDINGS: 'bedrock', CHATCTX_BEDROCK_MODEL_ID: 'amazon.titan-embed-text-v2:0' };
 
@@ -442,9 +444,10 @@ describe('functions', () => {
       ...dbVariables(stack.database.roleSecret('gateway').secretArn),
       CHATCTX_QUOTA_TABLE_NAME: stack.resolve(stack.quotaTable.table.tableName),
       CHATCTX_PEPPER_SECRET_ARN: pepper(),
-      CHATCTX_TOOL_FUNCTION_SEARCH_KNOWLEDGE: stack.resolve(fn('searchKnowledge').function.functionName),
-      CHATCTX_TOOL_FUNCTION_GET_GUIDANCE: stack.resolve(fn('getGuidance').function.functionName),
-      CHATCTX_TOOL_FUNCTION_SUBMIT_FEEDBACK: stack.resolve(fn('submitFeedback').function.functionName),
+      // Qualified ARNs of the versions this deploy published, never $LATEST.
+      CHATCTX_TOOL_FUNCTION_SEARCH_KNOWLEDGE: stack.resolve(fn('searchKnowledge').function.currentVersion.functionArn),
+      CHATCTX_TOOL_FUNCTION_GET_GUIDANCE: stack.resolve(fn('getGuidance').function.currentVersion.functionArn),
+      CHATCTX_TOOL_FUNCTION_SUBMIT_FEEDBACK: stack.resolve(fn('submitFeedback').function.currentVersion.functionArn),
       CHATCTX_GUEST_DAILY_LIMIT: '250',
       CHATCTX_KEY_CACHE_SECONDS: '60',
       CHATCTX_ALLOWED_HOSTS: { 'Fn::Join': ['', [{ Ref: logicalId(stack.api.api) }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }]] },
@@ -459,7 +462,7 @@ describe('functions', () => {
     expect(variablesOf(template, 'site')).toEqual({ ...base, CHATCTX_GUEST_DAILY_LIMIT: '250' });
     expect(variablesOf(template, 'sourceChecks')).toEqual({
       ...base,
-      ...dbVariables(stack.database.roleSecret('verifier').secretArn),
+      ...dbVariables(stack.database.roleSecret('runtime').secretArn),
       CHATCTX_SOURCE_CHECK_TOPIC_ARN: stack.resolve(stack.operations.topic.topicArn),
     });
     const migrate = variablesOf(template, 'migrate');
@@ -480,7 +483,7 @@ describe('functions', () => {
     // Rebuild the string CloudFormation will produce, with each ARN as its Ref's logical id.
     const rendered = joined['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : `arn-of-${(part as { Ref: string }).Ref}`)).join('');
     const arn = (purpose: keyof typeof DATABASE_ROLES) => `arn-of-${(stack.resolve(stack.database.roleSecret(purpose).secretArn) as { Ref: string }).Ref}`;
-    expect(JSON.parse(rendered)).toEqual({ chatctx_runtime: arn('runtime'), chatctx_gateway: arn('gateway'), chatctx_verifier: arn('verifier') });
+    expect(JSON.parse(rendered)).toEqual({ chatctx_runtime: arn('runtime'), chatctx_gateway: arn('gateway') });
   });
 
   it('take the guest limit and allowed origins from the context', () => {
@@ -575,7 +578,7 @@ describe('IAM: each function may do exactly its job', () => {
       return allow(
         e,
         ['lambda:InvokeFunction'],
-        ...(['searchKnowledge', 'getGuidance', 'submitFeedback'] as const).map((tool) => cfn(fn(tool).function.functionArn)),
+        ...(['searchKnowledge', 'getGuidance', 'submitFeedback'] as const).map((tool) => cfn(fn(tool).function.currentVersion.functionArn)),
       );
     },
     searchKnowledge: () => allow(allow(database(baseline('searchKnowledge'), roleSecret('runtime')), READ_SECRET, pepper()), ['bedrock:InvokeModel'], titan()),
@@ -588,11 +591,10 @@ describe('IAM: each function may do exactly its job', () => {
         READ_SECRET,
         roleSecret('runtime'),
         roleSecret('gateway'),
-        roleSecret('verifier'),
       ),
     site: () => baseline('site'),
-    // Its own role's secret, the Data API, and publishing to the alarm topic: nothing else.
-    sourceChecks: () => allow(database(baseline('sourceChecks'), roleSecret('verifier')), ['sns:Publish'], cfn(stack.operations.topic.topicArn)),
+    // The tool role's secret, the Data API, and publishing to the alarm topic: nothing else.
+    sourceChecks: () => allow(database(baseline('sourceChecks'), roleSecret('runtime')), ['sns:Publish'], cfn(stack.operations.topic.topicArn)),
   };
 
   it.each(FUNCTION_NAMES)('%s: exactly the expected actions on exactly the expected resources', (name) => {
@@ -632,7 +634,7 @@ describe('IAM: each function may do exactly its job', () => {
   });
 
   it('only the gateway invokes the tool functions, and no role can invoke admin', () => {
-    const tools = (['searchKnowledge', 'getGuidance', 'submitFeedback'] as const).map((tool) => cfn(fn(tool).function.functionArn));
+    const tools = (['searchKnowledge', 'getGuidance', 'submitFeedback'] as const).map((tool) => cfn(fn(tool).function.currentVersion.functionArn));
     expect(rolesThat((g) => g.action === 'lambda:InvokeFunction' && tools.includes(g.resource))).toEqual([roleId('gateway')]);
     expect(rolesThat((g) => g.action.startsWith('lambda:') && g.resource.includes(logicalId(fn('admin').function)))).toEqual([]);
   });
@@ -707,40 +709,48 @@ describe('operations: alarms, dashboard, budget', () => {
     expect(() => buildApp({ 'chatctx:alarmEmail': 'ops@example.com,dev@example.com' })).toThrow(/alarmEmail must be one e-mail address/);
   });
 
-  it('has five alarms reading 14 metrics, each notifying the topic on alarm and on recovery', () => {
+  it('has four alarms named after the stack reading five metrics (USD 0.50 a month), each notifying the topic on alarm and on recovery', () => {
     const all = alarms(template);
-    expect(all).toHaveLength(5);
+    expect(all.map((alarm) => alarm.AlarmName).sort()).toEqual(
+      ['Chatctx-ApiServerErrors', 'Chatctx-DatabaseAwakeWhileIdle', 'Chatctx-OAuthAbuse', 'Chatctx-RequestPathFailures'],
+    );
     for (const alarm of all) {
       expect(alarm.AlarmActions).toEqual([topicRef()]);
       expect(alarm.OKActions).toEqual([topicRef()]);
       expect(alarm.TreatMissingData).toBe('notBreaching');
     }
     const metricCount = all.reduce((sum, alarm) => sum + (alarm.MetricName ? 1 : metricNames(alarm).length), 0);
-    expect(metricCount).toBe(14);
+    expect(metricCount).toBe(5);
   });
 
-  it('alarms on OAuth security events from the gateway\'s own metric (50 in 5 minutes)', () => {
+  /** The single metric an alarm reads, with its namespace and dimensions. */
+  const onlyMetric = (alarm: Record<string, unknown>) =>
+    (alarm.Metrics as { MetricStat: { Metric: { Namespace: string; Dimensions: unknown[] }; Stat: string; Period: number } }[])[0]!.MetricStat;
+
+  it('alarms on OAuth security events from the gateway\'s own metric of this stack (50 in 5 minutes)', () => {
     const abuse = alarms(template).find((alarm) => metricNames(alarm).includes('oauth_security_event'))!;
     expect(abuse).toMatchObject({ Threshold: 50, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
-    const [query] = abuse.Metrics as { MetricStat: { Metric: { Namespace: string; Dimensions: unknown[] }; Stat: string; Period: number } }[];
-    expect(query!.MetricStat).toMatchObject({ Stat: 'Sum', Period: 300, Metric: { Namespace: 'chatctx', Dimensions: [{ Name: 'service', Value: 'chatctx-mcp' }] } });
+    expect(onlyMetric(abuse)).toMatchObject({ Stat: 'Sum', Period: 300, Metric: { Namespace: 'chatctx' } });
+    expect(onlyMetric(abuse).Metric.Dimensions).toEqual([
+      { Name: 'service', Value: 'chatctx-mcp' },
+      { Name: 'stack', Value: 'Chatctx' },
+    ]);
   });
 
   it('alarms on the stage\'s 5XXError (5 in 5 minutes)', () => {
     const serverErrors = alarms(template).find((alarm) => metricNames(alarm).includes('5XXError'))!;
     expect(serverErrors).toMatchObject({ Threshold: 5, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
-    const [query] = serverErrors.Metrics as { MetricStat: { Metric: { Namespace: string; Dimensions: unknown[] }; Stat: string; Period: number } }[];
-    expect(query!.MetricStat).toMatchObject({ Stat: 'Sum', Period: 300, Metric: { Namespace: 'AWS/ApiGateway' } });
-    expect(query!.MetricStat.Metric.Dimensions).toContainEqual({ Name: 'Stage', Value: { Ref: logicalId(stack.api.stage) } });
+    expect(onlyMetric(serverErrors)).toMatchObject({ Stat: 'Sum', Period: 300, Metric: { Namespace: 'AWS/ApiGateway' } });
+    expect(onlyMetric(serverErrors).Metric.Dimensions).toContainEqual({ Name: 'Stage', Value: { Ref: logicalId(stack.api.stage) } });
   });
 
-  it('alarms on Errors plus Throttles of the gateway and the three tools in one metric-math alarm', () => {
-    const functionAlarm = alarms(template).find((alarm) => metricNames(alarm).includes('Errors'))!;
-    expect(metricNames(functionAlarm)).toEqual([...Array(4).fill('Errors'), ...Array(4).fill('Throttles')]);
-    const dimensions = (functionAlarm.Metrics as { MetricStat?: { Metric: { Dimensions: { Value: unknown }[] } } }[])
-      .flatMap((m) => (m.MetricStat ? m.MetricStat.Metric.Dimensions.map((d) => JSON.stringify(d.Value)) : []));
-    const requestPath = (['gateway', 'searchKnowledge', 'getGuidance', 'submitFeedback'] as const).map((name) => JSON.stringify({ Ref: logicalId(fn(name).function) }));
-    expect(new Set(dimensions)).toEqual(new Set(requestPath));
+  it('alarms on any error line of the gateway or a tool through one metric the four functions share, per stack', () => {
+    const failures = alarms(template).find((alarm) => metricNames(alarm).includes('request_path_failure'))!;
+    expect(failures).toMatchObject({ Threshold: 1, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(onlyMetric(failures).Metric.Dimensions).toEqual([
+      { Name: 'service', Value: 'chatctx-request-path' },
+      { Name: 'stack', Value: 'Chatctx' },
+    ]);
   });
 
   it('alarms when Aurora stays above 0 ACU for six idle hours, only when it may pause', () => {
@@ -753,39 +763,71 @@ describe('operations: alarms, dashboard, budget', () => {
     expect(alarms(alwaysOn).filter((alarm) => metricNames(alarm).includes('ServerlessDatabaseCapacity'))).toEqual([]);
   });
 
-  it('alarms on throttled GetItem and UpdateItem of the quota table', () => {
-    const throttles = alarms(template).find((alarm) => metricNames(alarm).includes('ThrottledRequests'))!;
-    const operations = (throttles.Metrics as { MetricStat?: { Metric: { Dimensions: { Name: string; Value: unknown }[] } } }[])
-      .flatMap((m) => m.MetricStat?.Metric.Dimensions ?? [])
-      .filter((d) => d.Name === 'Operation')
-      .map((d) => d.Value)
-      .sort();
-    expect(operations).toEqual(['GetItem', 'UpdateItem']);
-  });
-
-  it('has one dashboard showing the API, the functions, Aurora capacity and the quota table', () => {
-    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
-    const body = JSON.stringify(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody);
-    for (const metric of ['5XXError', '4XXError', 'Latency', 'Errors', 'Throttles', 'ServerlessDatabaseCapacity', 'ThrottledRequests', 'oauth_security_event']) {
+  it('builds no dashboard by default (USD 3.00 a month past an account\'s third); chatctx:dashboard adds one named after the stack', () => {
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+    const { template: withDashboard } = synthTemplate({ 'chatctx:dashboard': 'true' });
+    withDashboard.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'Chatctx' });
+    const body = JSON.stringify(Object.values(withDashboard.findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody);
+    for (const metric of ['5XXError', '4XXError', 'Latency', 'Errors', 'Throttles', 'ServerlessDatabaseCapacity', 'ThrottledRequests', 'oauth_security_event', 'request_path_failure']) {
       expect(body).toContain(metric);
     }
   });
 
-  it('has no budget unless chatctx:monthlyBudgetUsd sets one, which notifies the topic', () => {
-    template.resourceCountIs('AWS::Budgets::Budget', 0);
-    const { template: budgeted, stack: budgetStack } = synthTemplate({ 'chatctx:monthlyBudgetUsd': '20' });
-    const topic = { Ref: budgetStack.getLogicalId(budgetStack.operations.topic.node.defaultChild as CfnElement) };
-    budgeted.hasResourceProperties('AWS::Budgets::Budget', {
-      Budget: { BudgetType: 'COST', TimeUnit: 'MONTHLY', BudgetLimit: { Amount: 20, Unit: 'USD' } },
+  it('has a USD 30 monthly budget by default, notifying the topic; chatctx:monthlyBudgetUsd sets the amount, 0 none', () => {
+    const topic = topicRef();
+    template.hasResourceProperties('AWS::Budgets::Budget', {
+      Budget: { BudgetName: 'Chatctx monthly cost', BudgetType: 'COST', TimeUnit: 'MONTHLY', BudgetLimit: { Amount: 30, Unit: 'USD' } },
       NotificationsWithSubscribers: [
         { Notification: Match.objectLike({ NotificationType: 'ACTUAL', Threshold: 80 }), Subscribers: [{ SubscriptionType: 'SNS', Address: topic }] },
         { Notification: Match.objectLike({ NotificationType: 'FORECASTED', Threshold: 100 }), Subscribers: [{ SubscriptionType: 'SNS', Address: topic }] },
       ],
     });
-    budgeted.hasResourceProperties('AWS::SNS::TopicPolicy', {
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 'sns:Publish', Principal: { Service: 'budgets.amazonaws.com' } })]) },
     });
-    expect(() => buildApp({ 'chatctx:monthlyBudgetUsd': '0' })).toThrow(/monthlyBudgetUsd must be a positive amount/);
+    synthTemplate({ 'chatctx:monthlyBudgetUsd': '20' }).template.hasResourceProperties('AWS::Budgets::Budget', { Budget: Match.objectLike({ BudgetLimit: { Amount: 20, Unit: 'USD' } }) });
+    synthTemplate({ 'chatctx:monthlyBudgetUsd': '0' }).template.resourceCountIs('AWS::Budgets::Budget', 0);
+    expect(() => buildApp({ 'chatctx:monthlyBudgetUsd': '-5' })).toThrow(/monthlyBudgetUsd must be an amount/);
+  });
+
+  it('sends cost anomalies of USD 10 or more to the topic by default; chatctx:costAnomalyUsd sets the amount, 0 none', () => {
+    template.hasResourceProperties('AWS::CE::AnomalyMonitor', { MonitorType: 'DIMENSIONAL', MonitorDimension: 'SERVICE', MonitorName: 'Chatctx services' });
+    const monitorId = logicalId(stack.operations.anomalyMonitor!);
+    template.hasResourceProperties('AWS::CE::AnomalySubscription', {
+      Frequency: 'IMMEDIATE',
+      MonitorArnList: [{ 'Fn::GetAtt': [monitorId, 'MonitorArn'] }],
+      Subscribers: [{ Type: 'SNS', Address: topicRef() }],
+      ThresholdExpression: JSON.stringify({ Dimensions: { Key: 'ANOMALY_TOTAL_IMPACT_ABSOLUTE', MatchOptions: ['GREATER_THAN_OR_EQUAL'], Values: ['10'] } }),
+    });
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 'sns:Publish', Principal: { Service: 'costalerts.amazonaws.com' } })]) },
+    });
+    const off = synthTemplate({ 'chatctx:costAnomalyUsd': '0' }).template;
+    off.resourceCountIs('AWS::CE::AnomalyMonitor', 0);
+    off.resourceCountIs('AWS::CE::AnomalySubscription', 0);
+  });
+});
+
+describe('two stacks in one app', () => {
+  it('name their API, alarms, budget, anomaly monitor and metric dimensions apart', () => {
+    const app = buildApp().app;
+    const second = new ChatctxStack(app, 'ChatctxStaging', {});
+    const a = Template.fromStack(stack);
+    const b = Template.fromStack(second);
+    const names = (t: Template, type: string, property: string) => Object.values(t.findResources(type)).map((r) => JSON.stringify(r.Properties[property]));
+    for (const [type, property] of [
+      ['AWS::ApiGateway::RestApi', 'Name'],
+      ['AWS::CloudWatch::Alarm', 'AlarmName'],
+      ['AWS::CE::AnomalyMonitor', 'MonitorName'],
+    ] as const) {
+      const shared = names(a, type, property).filter((name) => names(b, type, property).includes(name));
+      expect(shared, type).toEqual([]);
+    }
+    // Every chatctx function publishes its metrics under its own stack's name (the framework function publishes none).
+    const dimension = (t: Template) =>
+      Object.values(t.findResources('AWS::Lambda::Function')).flatMap((f) => f.Properties.Environment?.Variables?.CHATCTX_STACK_NAME ?? []);
+    expect(dimension(b)).toEqual(Array(8).fill('ChatctxStaging'));
+    expect(dimension(a)).toEqual(Array(8).fill('Chatctx'));
   });
 });
 
@@ -800,6 +842,38 @@ describe('outputs', () => {
       },
     });
     template.hasOutput('AdminFunctionName', { Value: { Ref: logicalId(fn('admin').function) } });
-    expect(Object.keys(template.toJSON().Outputs).sort()).toEqual(['AdminFunctionName', 'McpUrl']);
+    template.hasOutput('OwnerPolicyArn', { Value: { Ref: logicalId(stack.ownerPolicy) } });
+    expect(Object.keys(template.toJSON().Outputs).sort()).toEqual(['AdminFunctionName', 'McpUrl', 'OwnerPolicyArn']);
+  });
+
+  it('offers an owner policy that may invoke the admin function and nothing else', () => {
+    const policy = template.toJSON().Resources[logicalId(stack.ownerPolicy)];
+    expect(policy.Type).toBe('AWS::IAM::ManagedPolicy');
+    expect(policy.Properties.PolicyDocument.Statement).toEqual([
+      { Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [logicalId(fn('admin').function), 'Arn'] } },
+    ]);
+    expect(policy.Properties.Roles ?? policy.Properties.Users ?? policy.Properties.Groups).toBeUndefined();
+  });
+});
+
+
+describe('migrations custom resource and the migrate bundle', () => {
+  it('asks for the hash the migrate function computes over the schema copied into its bundle', async () => {
+    // Imported here so that this block stands alone. If the two hashes ever differed,
+    // the function would take every deploy for a rollback and apply nothing.
+    const { execSync } = await import('node:child_process');
+    const { rmSync } = await import('node:fs');
+    const { PROJECT_ROOT } = await import('../../lib/bundling.ts');
+    const { BUNDLED_FILES } = await import('../../lib/mcp-functions.ts');
+    const { schemaHash: bundledSchemaHash } = await import('../../lambdas/storage/schema-hash.ts');
+    const bundle = mkdtempSync(join(tmpdir(), 'chatctx-migrate-bundle-'));
+    try {
+      for (const command of BUNDLED_FILES.migrate.afterBundling(PROJECT_ROOT, bundle)) execSync(command, { shell: '/bin/sh', stdio: 'pipe' });
+      const resources = Object.values(template.findResources('Custom::ChatctxMigrations')) as { Properties: { SchemaHash: string } }[];
+      expect(resources).toHaveLength(1);
+      expect(resources[0]!.Properties.SchemaHash).toBe(bundledSchemaHash(join(bundle, 'schema') + '/'));
+    } finally {
+      rmSync(bundle, { recursive: true, force: true });
+    }
   });
 });
