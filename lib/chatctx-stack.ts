@@ -147,6 +147,15 @@ export interface ChatctxStackProps extends StackProps {
   readonly pepperSecretArn?: string;
 
   /**
+   * Whether this deploy replaces the pepper on purpose: migrate records the new one
+   * instead of refusing it, and every stored API key and OAuth grant stops working.
+   * Set it for one deploy, then remove it.
+   *
+   * @default false
+   */
+  readonly replacePepper?: boolean;
+
+  /**
    * Whether answers show a record whose quoted evidence drifted with its
    * confidence one step lower.
    *
@@ -221,12 +230,14 @@ export class ChatctxStack extends Stack {
       perFunctionRoles: props.perFunctionRoles,
     });
     this.quotaTable = new QuotaTable(this, 'QuotaTable');
-    this.pepper = new PepperSecret(this, 'Pepper', { existingSecretArn: props.pepperSecretArn });
+    this.pepper = new PepperSecret(this, 'Pepper', { holder: this.database.pepperHolder, existingSecretArn: props.pepperSecretArn });
 
     this.functions = new McpFunctions(this, 'Functions', {
       database: this.database,
       quotaTable: this.quotaTable,
       pepperSecret: this.pepper.secret,
+      pepperAdopted: this.pepper.adopted,
+      replacePepper: props.replacePepper,
       guestDailyLimit: props.guestDailyLimit,
       allowedOrigins: props.allowedOrigins,
       driftDemotesConfidence: props.driftDemotesConfidence,
@@ -237,6 +248,7 @@ export class ChatctxStack extends Stack {
     this.migrations = new Migrations(this, 'Migrations', {
       migrateFunction: this.functions.migrate.function,
       database: this.database,
+      pepperSecret: this.pepper.secret,
     });
     // The functions that log in as a database role change only after migrate has created
     // the role and set its password: on the first deploy, and when the role layout changes.

@@ -15,8 +15,9 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as rds from 'aws-cdk-lib/aws-rds';
-import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { PEPPER_JSON_KEY, PEPPER_LENGTH } from './pepper-secret.ts';
 // The migrate function grants these roles; a name it does not know would get no grants.
 import type { RoleName } from '../lambdas/storage/database-roles.ts';
 
@@ -111,8 +112,8 @@ export interface DatabaseProps {
   readonly databaseName?: string;
 
   /**
-   * One database role (and secret) per tool function instead of one shared tool
-   * role: stricter separation between the tools for USD 0.80 a month more.
+   * One database role (and secret) per tool function and for the source check
+   * instead of one shared tool role: stricter separation for USD 1.60 a month more.
    *
    * @default false
    */
@@ -133,6 +134,10 @@ export class Database extends Construct {
   public readonly roleSecrets: Readonly<Partial<Record<DatabaseRolePurpose, secretsmanager.ISecret>>>;
   /** Whether each tool function has its own role. */
   public readonly perFunctionRoles: boolean;
+  /** The tool role's secret, which holds the pepper in both layouts (see `createRuntimeSecret`). */
+  public readonly runtimeSecret: secretsmanager.Secret;
+  /** The secret to read the pepper from: the runtime secret (attached to the cluster in the default layout). */
+  public readonly pepperHolder: secretsmanager.ISecret;
   /** The database the functions use. */
   public readonly databaseName: string;
 
@@ -193,23 +198,65 @@ export class Database extends Construct {
     }
 
     this.perFunctionRoles = props.perFunctionRoles ?? false;
-    const roleSecrets: Partial<Record<DatabaseRolePurpose, secretsmanager.ISecret>> = {};
-    for (const purpose of databaseRolePurposes(this.perFunctionRoles)) {
-      const username = DATABASE_ROLES[purpose];
-      // DatabaseSecret's generated password leaves out quotes, backslashes and other
-      // characters that would need escaping in `CREATE ROLE … PASSWORD '…'`.
-      const secret = new rds.DatabaseSecret(this, `${pascal(purpose)}Secret`, {
-        username,
-        dbname: this.databaseName,
-      });
-      roleSecrets[purpose] = secret.attach(this.cluster);
-      Validations.of(secret).acknowledge({ id: 'AwsSolutions::AwsSolutions-SMG4', reason: SECRET_ROTATION_REASON });
-    }
-    this.roleSecrets = roleSecrets;
+    this.runtimeSecret = this.createRuntimeSecret();
+    this.roleSecrets = this.createRoleSecrets();
+    this.pepperHolder = this.roleSecrets.runtime ?? this.runtimeSecret;
     const masterSecretResource = this.cluster.node.tryFindChild('Secret');
     if (masterSecretResource) {
       Validations.of(masterSecretResource).acknowledge({ id: 'AwsSolutions::AwsSolutions-SMG4', reason: SECRET_ROTATION_REASON });
     }
+  }
+
+  /**
+   * The tool role's secret, which also holds the pepper (`{"username", "pepper",
+   * "password", …}`): the HMAC key of every API key hash, OAuth grant, guest counter
+   * and query hash. Secrets Manager generates the pepper once; the migrate function
+   * writes the password (and sets it on the role) when the secret has none. One
+   * secret instead of two saves USD 0.40 a month and keeps the key boundary: this
+   * role may not read API key hashes, only `chatctx_gateway` may.
+   *
+   * It exists in both layouts, under the same id, so switching layouts keeps the
+   * pepper; with per-function roles `chatctx_runtime` is retired (no login) and the
+   * secret holds the pepper alone. It outlives the stack (retained on removal).
+   */
+  private createRuntimeSecret(): secretsmanager.Secret {
+    const secret = new secretsmanager.Secret(this, 'RuntimeSecret', {
+      description:
+        'chatctx: the chatctx_runtime database login and the pepper, the HMAC key of every API key hash and OAuth grant. ' +
+        'Keep it: a new pepper revokes every key. Never edit the pepper.',
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ username: DATABASE_ROLES.runtime, dbname: this.databaseName }),
+        generateStringKey: PEPPER_JSON_KEY,
+        passwordLength: PEPPER_LENGTH,
+        excludePunctuation: true,
+      },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(secret).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SMG4',
+      reason:
+        'It holds the pepper, the HMAC key of every API key hash: rotating it would revoke every key at once. The role ' +
+        "password beside it is written by the migrate function, which writes a new one when the field is removed. " +
+        SECRET_ROTATION_REASON,
+    });
+    return secret;
+  }
+
+  /** One secret per login role of the layout; the tool role's is the runtime secret, attached to the cluster. */
+  private createRoleSecrets(): Partial<Record<DatabaseRolePurpose, secretsmanager.ISecret>> {
+    const roleSecrets: Partial<Record<DatabaseRolePurpose, secretsmanager.ISecret>> = {};
+    for (const purpose of databaseRolePurposes(this.perFunctionRoles)) {
+      if (purpose === 'runtime') {
+        roleSecrets.runtime = this.runtimeSecret.attach(this.cluster);
+        continue;
+      }
+      // DatabaseSecret's generated password leaves out quotes, backslashes and other
+      // characters that would need escaping in `CREATE ROLE … PASSWORD '…'`.
+      const secret = new rds.DatabaseSecret(this, `${pascal(purpose)}Secret`, { username: DATABASE_ROLES[purpose], dbname: this.databaseName });
+      roleSecrets[purpose] = secret.attach(this.cluster);
+      Validations.of(secret).acknowledge({ id: 'AwsSolutions::AwsSolutions-SMG4', reason: SECRET_ROTATION_REASON });
+    }
+    return roleSecrets;
   }
 
   /** The role a tool function (or the source check) logs in as: its own, or the shared tool role. */

@@ -8,12 +8,16 @@
  * | get_guidance      | Data API as the tool role                                                                     |
  * | submit_feedback   | Data API as the tool role                                                                     |
  * | admin             | Data API as master, read the pepper, InvokeModel on Titan Text Embeddings V2                  |
- * | migrate           | Data API as master, read every role secret of the layout                                      |
+ * | migrate           | Data API as master, read every role secret of the layout and the pepper, write the tool role's password |
  * | site              | nothing                                                                                       |
  * | source checks     | Data API as the tool role (`chatctx_verifier` with per-function roles), publish to the alarm topic |
  *
  * With `chatctx:reranker` on, search_knowledge may also call the Bedrock Rerank API
  * and invoke that one reranker model (`addReranker`).
+ *
+ * "The pepper" is read from the tool role's secret (or an adopted secret), so in the
+ * default layout every function that logs in as the tool role can read it too; no
+ * such role may read API key hashes.
  *
  * "The tool role" is `chatctx_runtime`, shared by the three tools (default), or with
  * per-function roles `chatctx_search`, `chatctx_reader` and `chatctx_feedback`
@@ -70,8 +74,24 @@ export interface McpFunctionsProps {
   /** The gateway's quota counters. */
   readonly quotaTable: QuotaTable;
 
-  /** The pepper secret (`{"pepper": …}`). */
+  /** The secret holding the pepper (`{"pepper": …}`): the tool role's, or an adopted one. */
   readonly pepperSecret: secretsmanager.ISecret;
+
+  /**
+   * Whether the pepper secret is an adopted one (`chatctx:pepperSecretArn`); migrate
+   * then accepts it for a database whose keys predate the pepper fingerprint.
+   *
+   * @default false
+   */
+  readonly pepperAdopted?: boolean;
+
+  /**
+   * Whether migrate accepts a pepper other than the one the database's keys were
+   * made with, revoking them all (the owner's deliberate replacement).
+   *
+   * @default false
+   */
+  readonly replacePepper?: boolean;
 
   /**
    * Tool calls per guest IP per UTC day; 0 means every call needs a key.
@@ -175,7 +195,7 @@ export class McpFunctions extends Construct {
       description: 'chatctx owner operations (IAM invoke only)',
       timeout: Duration.minutes(15),
     });
-    this.migrate = this.migrateFunction(grants, props.database);
+    this.migrate = this.migrateFunction(grants, props.database, { adopted: props.pepperAdopted ?? false, replace: props.replacePepper ?? false });
     this.site = new ChatctxFunction(this, 'Site', {
       entry: FUNCTION_ENTRIES.site,
       description: 'chatctx public documentation files',
@@ -308,7 +328,7 @@ export class McpFunctions extends Construct {
     return fn;
   }
 
-  private migrateFunction(grants: Grants, database: Database): ChatctxFunction {
+  private migrateFunction(grants: Grants, database: Database, pepper: { adopted: boolean; replace: boolean }): ChatctxFunction {
     const purposes = databaseRolePurposes(database.perFunctionRoles);
     const fn = new ChatctxFunction(this, 'Migrate', {
       entry: FUNCTION_ENTRIES.migrate,
@@ -320,13 +340,23 @@ export class McpFunctions extends Construct {
         [env('roleSecretArns')]: Stack.of(this).toJsonString(
           Object.fromEntries(purposes.map((purpose) => [DATABASE_ROLES[purpose], grants.secret(purpose).secretArn])),
         ),
+        // Checked against the fingerprint the database keeps of the pepper its keys were made with.
+        [env('pepperSecretArn')]: grants.pepperSecret.secretArn,
+        [env('pepperAdopted')]: pepper.adopted ? '1' : '0',
+        [env('pepperReplace')]: pepper.replace ? '1' : '0',
       },
       commandHooks: BUNDLED_FILES.migrate,
     });
     grants.databaseAs(fn, 'master');
     for (const purpose of purposes) grants.secret(purpose).grantRead(fn.role);
+    grants.pepperSecret.grantRead(fn.role);
+    // The tool role's secret is generated holding the pepper; migrate writes its password.
+    if (purposes.includes('runtime')) {
+      fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['secretsmanager:PutSecretValue'], resources: [database.runtimeSecret.secretArn] }));
+    }
     return fn;
   }
+
 
   /**
    * Sets the `Host` values the gateway accepts (DNS rebinding protection): the API's

@@ -22,6 +22,7 @@
 import { CustomResource, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
@@ -41,6 +42,13 @@ export interface MigrationsProps {
 
   /** The database it migrates; the migration runs after the cluster and its writer exist. */
   readonly database: Database;
+
+  /**
+   * The secret the functions read the pepper from. Migrate checks it against the
+   * database's fingerprint, so a change of it runs migrate (and a refusal stops the
+   * deploy before any function switches to it).
+   */
+  readonly pepperSecret: secretsmanager.ISecret;
 
   /**
    * The folder holding the migration files whose hash triggers a run.
@@ -108,6 +116,7 @@ export class Migrations extends Construct {
         RoleSecretArns: purposes.map((purpose) => database.roleSecret(purpose).secretArn),
         // A replaced cluster has a new identifier (and so ARN): migrate runs against it.
         ClusterArn: database.cluster.clusterArn,
+        PepperSecretArn: props.pepperSecret.secretArn,
         DatabaseName: database.databaseName,
       },
     });

@@ -12,6 +12,7 @@ import type { Reranker } from '../ports/reranker.ts';
 import { DataApiSql, type DataApiSqlOptions } from '../storage/data-api-sql.ts';
 import { INVOCATION_CLOCK, currentDeadline } from './invocation-deadline.ts';
 import { SecretsManagerSecrets, readRoleCredentials } from '../secrets/secrets-manager-secrets.ts';
+import type { DeployedPepper } from './migrations-resource.ts';
 import type { RoleCredentials } from '../ports/secrets.ts';
 import { BedrockEmbedder } from '../embeddings/bedrock-embedder.ts';
 import { BedrockReranker } from '../embeddings/bedrock-reranker.ts';
@@ -70,9 +71,25 @@ export function toolFunctionNames(env: Environment): Record<LambdaToolName, stri
   return { search_knowledge: s.searchKnowledgeFunction, get_guidance: s.getGuidanceFunction, submit_feedback: s.submitFeedbackFunction };
 }
 
-/** Each database role's credentials, from the secrets the stack made for them. */
+/**
+ * Each database role's credentials, from the secrets the stack made for them; a
+ * secret without a password yet (the tool role's, which the stack generates
+ * holding the pepper) gets one written (migrate only).
+ */
 export function roleCredentials(env: Environment, client = new SecretsManagerClient({})): Promise<Record<string, RoleCredentials>> {
-  return readRoleCredentials(client, readSetting(env, 'roleSecretArns'));
+  return readRoleCredentials(client, readSetting(env, 'roleSecretArns'), { fillMissingPasswords: true });
+}
+
+/** The pepper the deployed functions use, as migrate checks it against the database's fingerprint. */
+export function deployedPepper(env: Environment): DeployedPepper {
+  const secretArn = readSetting(env, 'pepperSecretArn');
+  const secrets = new SecretsManagerSecrets({ secretId: secretArn });
+  return {
+    secretArn,
+    source: readSetting(env, 'pepperAdopted') ? 'adopted' : 'stack',
+    replace: readSetting(env, 'pepperReplace'),
+    read: () => secrets.pepper(),
+  };
 }
 
 /** Publishes to the source check's SNS topic (`CHATCTX_SOURCE_CHECK_TOPIC_ARN`). */

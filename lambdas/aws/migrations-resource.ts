@@ -15,6 +15,13 @@
  * That is safe because a failed migration left nothing behind (all of a run's
  * migrations share one transaction, `storage/migrations.ts`), and one that
  * succeeded stays applied: migrations only add, and the old code runs on them.
+ * The same holds for the pepper secret: an Update naming another `PepperSecretArn`
+ * than the function was deployed with is a rollback too.
+ *
+ * The pepper: after the migrations, the run checks the pepper the functions will
+ * use against the fingerprint the database keeps (`storage/pepper-fingerprint.ts`)
+ * and fails the deploy, before any function switches to it, when it is not the one
+ * the stored keys and grants were made with.
  */
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import type { Logger } from '../ports/logger.ts';
@@ -24,11 +31,21 @@ import { loadMigrations, migrate } from '../storage/migrations.ts';
 import { applyRoles } from '../storage/database-roles.ts';
 import { schemaHash } from '../storage/schema-hash.ts';
 import { fillExcerptHashes } from '../records/source-verification.ts';
+import { checkPepper, type PepperSource } from '../storage/pepper-fingerprint.ts';
 
 export interface MigrateResult {
   PhysicalResourceId: string;
   /** Strings only: CloudFormation exposes them as the resource's attributes. */
-  Data: { applied: string; roles: string; skipped?: string };
+  Data: { applied: string; roles: string; pepper?: string; skipped?: string };
+}
+
+/** The pepper the deployed functions use: where it lives, how the stack got it, and its bytes. */
+export interface DeployedPepper {
+  readonly secretArn: string;
+  readonly source: PepperSource;
+  /** The owner replaces the pepper on purpose (`chatctx:replacePepper`): a different one is recorded, not refused. */
+  readonly replace?: boolean;
+  readonly read: () => Promise<Buffer>;
 }
 
 const PHYSICAL_ID = 'chatctx-schema';
@@ -36,12 +53,19 @@ const PHYSICAL_ID = 'chatctx-schema';
 /** Enough of a SHA-256 to tell two schemas apart in a message. */
 const short = (hash: string) => hash.slice(0, 12) || '(none)';
 
-export async function runMigrations(sql: Sql, schemaDir: string, roles: Readonly<Record<string, RoleCredentials>>): Promise<MigrateResult> {
+export async function runMigrations(
+  sql: Sql,
+  schemaDir: string,
+  roles: Readonly<Record<string, RoleCredentials>>,
+  pepper?: DeployedPepper,
+): Promise<MigrateResult> {
   const applied = await migrate(sql, await loadMigrations(schemaDir));
   // Sources imported before their excerpt digest was kept get it now (schema/008_evidence_standing.sql).
   await fillExcerptHashes(sql);
+  // Before the roles: a refused pepper fails the deploy with nothing else changed.
+  const pepperState = pepper ? await checkPepper(sql, await pepper.read(), pepper.source, { replace: pepper.replace }) : undefined;
   const granted = await applyRoles(sql, roles);
-  return { PhysicalResourceId: PHYSICAL_ID, Data: { applied: applied.join(',') || 'none', roles: granted.join(',') } };
+  return { PhysicalResourceId: PHYSICAL_ID, Data: { applied: applied.join(',') || 'none', roles: granted.join(','), pepper: pepperState } };
 }
 
 export interface MigrationsEventDeps {
@@ -50,6 +74,8 @@ export interface MigrationsEventDeps {
   /** Applies the bundled schema and the roles. */
   readonly run: () => Promise<MigrateResult>;
   readonly logger: Logger;
+  /** The pepper secret this code was deployed with, when it checks one. */
+  readonly pepperSecretArn?: string;
 }
 
 /**
@@ -63,8 +89,9 @@ export async function onMigrationsEvent(
   if (event.RequestType === 'Delete') return { PhysicalResourceId: event.PhysicalResourceId };
   const requested = typeof event.ResourceProperties.SchemaHash === 'string' ? event.ResourceProperties.SchemaHash : '';
   const bundled = deps.bundledHash();
-  if (requested === bundled) return deps.run();
-  const fields = { request: event.RequestType, requested: short(requested), bundled: short(bundled) };
+  const pepperMatches = deps.pepperSecretArn === undefined || event.ResourceProperties.PepperSecretArn === deps.pepperSecretArn;
+  if (requested === bundled && pepperMatches) return deps.run();
+  const fields = { request: event.RequestType, requested: short(requested), bundled: short(bundled), pepper: pepperMatches ? 'same' : 'other' };
   if (event.RequestType === 'Create') {
     // Not treated like an Update, on purpose. CloudFormation never sends Create to
     // roll back (a failed create is undone with Delete), and our physical id never
@@ -73,7 +100,10 @@ export async function onMigrationsEvent(
     // success would finish the stack over a database without its schema, silently;
     // failing the create stops it where an operator looks, and Delete is harmless.
     deps.logger.error('migrations_refused', fields);
-    throw new Error(`migrate: Create asks for schema ${fields.requested} but this code carries ${fields.bundled}; deploy the code the template was synthesized with`);
+    throw new Error(
+      `migrate: Create asks for schema ${fields.requested} but this code carries ${fields.bundled} (pepper secret: ${fields.pepper}); ` +
+        'deploy the code the template was synthesized with',
+    );
   }
   deps.logger.warn('migrations_skipped', fields);
   return {
@@ -81,7 +111,9 @@ export async function onMigrationsEvent(
     Data: {
       applied: 'none',
       roles: 'none',
-      skipped: `schema ${fields.requested} is not the bundled ${fields.bundled}: a rollback or a stale call; nothing applied`,
+      skipped: pepperMatches
+        ? `schema ${fields.requested} is not the bundled ${fields.bundled}: a rollback or a stale call; nothing applied`
+        : 'the pepper secret asked for is not the one this code was deployed with: a rollback or a stale call; nothing applied',
     },
   };
 }
@@ -94,16 +126,22 @@ export interface MigrationsHandlerDeps {
   /** The login roles to create or update, and their passwords. */
   readonly roles: () => Promise<Readonly<Record<string, RoleCredentials>>>;
   readonly logger: Logger;
+  /** The pepper to check against the database's fingerprint, read from the settings when an event comes. @default not checked */
+  readonly pepper?: () => DeployedPepper;
 }
 
 /** The migrate function: custom resource events in, answers for the Provider framework out. */
 export function migrationsHandler(deps: MigrationsHandlerDeps) {
   let bundled: string | undefined;
-  return (event: CloudFormationCustomResourceEvent) =>
-    onMigrationsEvent(event, {
+  return (event: CloudFormationCustomResourceEvent) => {
+    // A Delete needs no settings: it answers before anything is read.
+    const pepper = event.RequestType === 'Delete' ? undefined : deps.pepper?.();
+    return onMigrationsEvent(event, {
       // Once per cold start: the bundled files do not change under a running function.
       bundledHash: () => (bundled ??= schemaHash(deps.schemaDir)),
-      run: async () => runMigrations(deps.sql(), deps.schemaDir, await deps.roles()),
+      run: async () => runMigrations(deps.sql(), deps.schemaDir, await deps.roles(), pepper),
       logger: deps.logger,
+      pepperSecretArn: pepper?.secretArn,
     });
+  };
 }

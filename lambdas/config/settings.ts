@@ -407,7 +407,23 @@ export const SETTINGS = {
   dbClusterArn: text({ env: 'CHATCTX_DB_CLUSTER_ARN', runtimes: AWS, description: 'the Aurora cluster the Data API runs statements on' }),
   dbSecretArn: text({ env: 'CHATCTX_DB_SECRET_ARN', runtimes: AWS, description: "the secret of the function's own database role" }),
   dbName: text({ env: 'CHATCTX_DB_NAME', runtimes: AWS, description: 'the database name' }),
-  pepperSecretArn: text({ env: 'CHATCTX_PEPPER_SECRET_ARN', runtimes: AWS, description: 'the pepper secret (gateway, search, admin)' }),
+  pepperSecretArn: text({
+    env: 'CHATCTX_PEPPER_SECRET_ARN',
+    runtimes: AWS,
+    description: 'the secret holding the pepper under the JSON key `pepper`: the tool role\'s secret, or an adopted one (gateway, search, admin, migrate)',
+  }),
+  pepperReplace: flag({
+    env: 'CHATCTX_PEPPER_REPLACE',
+    runtimes: AWS,
+    default: false,
+    description: 'whether the owner replaces the pepper on purpose (`chatctx:replacePepper`): migrate records a different pepper instead of refusing it, and every stored key and OAuth grant stops working (migrate)',
+  }),
+  pepperAdopted: flag({
+    env: 'CHATCTX_PEPPER_ADOPTED',
+    runtimes: AWS,
+    default: false,
+    description: 'whether the pepper secret is one the owner named (`chatctx:pepperSecretArn`) rather than the stack\'s own; migrate then accepts it for a database whose keys predate the pepper fingerprint (migrate)',
+  }),
   keyCacheSeconds: integer({
     env: 'CHATCTX_KEY_CACHE_SECONDS',
     runtimes: AWS,

@@ -26,7 +26,8 @@
  *   cause (those quote the input).
  * - Serve a stale pepper when a refresh fails: the failure reaches the caller.
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { randomInt } from 'node:crypto';
+import { GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { RoleCredentials, Secrets } from '../ports/secrets.ts';
 
 export const DEFAULT_PEPPER_MAX_AGE_MS = 15 * 60 * 1000;
@@ -90,27 +91,42 @@ export class SecretsManagerSecrets implements Secrets {
 
 /**
  * Reads the `{"username", "password"}` secret of each database role (keyed by role
- * name). Errors name the role, never the secret's contents.
+ * name). A secret with a username and no password yet gets one: the tool role's
+ * secret is generated holding the pepper (`lib/database.ts`), and its password is
+ * written here, by the migrate function, which sets it on the role right after.
+ * Every other field (the pepper, the cluster's address) is kept as it was. Errors
+ * name the role, never the secret's contents.
  */
 export async function readRoleCredentials(
   client: SecretsManagerClient,
   secretArns: Readonly<Record<string, string>>,
+  options: { readonly fillMissingPasswords?: boolean } = {},
 ): Promise<Record<string, RoleCredentials>> {
   const out: Record<string, RoleCredentials> = {};
   for (const [role, arn] of Object.entries(secretArns)) {
     const value = await client.send(new GetSecretValueCommand({ SecretId: arn }));
-    let parsed: { username?: unknown; password?: unknown } = {};
+    let parsed: Record<string, unknown> = {};
     try {
-      parsed = JSON.parse(value.SecretString ?? '{}') as typeof parsed;
+      parsed = JSON.parse(value.SecretString ?? '{}') as Record<string, unknown>;
     } catch {
       // Reported below without the text.
     }
-    if (typeof parsed.username !== 'string' || typeof parsed.password !== 'string' || !parsed.username || !parsed.password) {
-      throw new Error(`The secret for ${role} has no username or password.`);
+    const username = parsed.username;
+    if (typeof username !== 'string' || !username) throw new Error(`The secret for ${role} has no username.`);
+    if (typeof parsed.password !== 'string' || !parsed.password) {
+      if (!options.fillMissingPasswords) throw new Error(`The secret for ${role} has no username or password.`);
+      parsed = { ...parsed, password: newPassword() };
+      await client.send(new PutSecretValueCommand({ SecretId: arn, SecretString: JSON.stringify(parsed) }));
     }
-    out[role] = { username: parsed.username, password: parsed.password };
+    out[role] = { username, password: parsed.password as string };
   }
   return out;
+}
+
+/** 40 letters and digits: nothing to escape in `ALTER ROLE … PASSWORD '…'`, about 238 bits. */
+function newPassword(): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  return Array.from({ length: 40 }, () => alphabet[randomInt(alphabet.length)]).join('');
 }
 
 /** Pepper bytes from a SecretString (JSON `{"pepper": …}` or the plain pepper). */

@@ -21,7 +21,7 @@ import { migrationsHandler, type MigrateResult } from '../../lambdas/aws/migrati
 import { ROLE_GRANTS, type RoleName } from '../../lambdas/storage/database-roles.ts';
 import { createLogger } from '../../lambdas/observability/logger.ts';
 
-const NEW_MIGRATION = '010_broken.sql';
+const NEW_MIGRATION = '999_broken.sql';
 /** Creates a table, then fails on its second insert: only a transaction keeps the table from staying behind. */
 const BROKEN = "CREATE TABLE rollback_probe (id int PRIMARY KEY);\nINSERT INTO rollback_probe (id) VALUES (1);\nINSERT INTO rollback_probe (id) VALUES ('not a number');\n";
 const FIXED = 'CREATE TABLE IF NOT EXISTS rollback_probe (id int PRIMARY KEY);\nINSERT INTO rollback_probe (id) VALUES (1), (2) ON CONFLICT DO NOTHING;\n';
@@ -132,13 +132,13 @@ describe('a failed migration, its rollback and the fixed deploy', () => {
   it('applies the fixed migration on the next deploy, once', async () => {
     const fixedFunction = deployedWith(schemaFixed);
     const first = await fixedFunction(updateEvent(hashFixed, hashA));
-    expect(first).toMatchObject({ PhysicalResourceId: 'chatctx-schema', Data: { applied: '010_broken' } });
-    expect(await recorded()).toEqual([...ORIGINAL_VERSIONS, '010_broken']);
+    expect(first).toMatchObject({ PhysicalResourceId: 'chatctx-schema', Data: { applied: '999_broken' } });
+    expect(await recorded()).toEqual([...ORIGINAL_VERSIONS, '999_broken']);
     expect(await sql.query('SELECT id FROM rollback_probe ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
 
     const again = await fixedFunction(updateEvent(hashFixed, hashA));
     expect(again).toEqual({ PhysicalResourceId: 'chatctx-schema', Data: { applied: 'none', roles: (first as MigrateResult).Data.roles } });
-    expect(await recorded()).toEqual([...ORIGINAL_VERSIONS, '010_broken']);
+    expect(await recorded()).toEqual([...ORIGINAL_VERSIONS, '999_broken']);
     expect(await sql.query('SELECT id FROM rollback_probe ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
   });
 });
