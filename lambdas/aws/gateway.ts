@@ -50,7 +50,7 @@ export function createGatewayHandler(deps: McpHttpDeps, oauth?: OAuthRoutes): Ga
  * quota table (which also counts the per-address OAuth limits).
  */
 export function gatewayOAuthRoutes(env: Environment, deps: McpHttpDeps, options: { readonly fetcher?: UntrustedFetcher } = {}): OAuthRoutes {
-  const settings = readSettings(env, ['oauthRedirectAllowlist', 'oauthRegistrationsPerHour', 'oauthPendingClientsMax']);
+  const settings = readSettings(env, ['oauthRedirectAllowlist', 'oauthRegistrationsPerHour', 'oauthRegistrationsTotalPerHour', 'oauthPendingClientsMax']);
   const keys = deps.keys as { forget?(): void };
   return createOAuthRoutes({
     sql: dataApiSql(env),
@@ -60,6 +60,7 @@ export function gatewayOAuthRoutes(env: Environment, deps: McpHttpDeps, options:
     logger: deps.logger,
     quota: deps.quota,
     registrationsPerHour: settings.oauthRegistrationsPerHour,
+    registrationsTotalPerHour: settings.oauthRegistrationsTotalPerHour,
     pendingClientsMax: settings.oauthPendingClientsMax,
     fetcher: options.fetcher,
     // Only this instance's cache: others drop a revoked family's access tokens within `keyCacheSeconds`.

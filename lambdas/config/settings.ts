@@ -231,6 +231,15 @@ export const SETTINGS = {
     default: 10,
     description: 'OAuth client registrations accepted per client IP per hour (and five times that per UTC day); more get 429 with `Retry-After`',
   }),
+  oauthRegistrationsTotalPerHour: integer({
+    env: 'CHATCTX_OAUTH_REGISTRATIONS_TOTAL_PER_HOUR',
+    runtimes: BOTH,
+    min: 1,
+    max: 100_000,
+    default: 60,
+    description:
+      'OAuth client registrations accepted per hour from all addresses together, counted in the quota store before the database is touched; more get 503 with `Retry-After` (on AWS a flood of registrations from many addresses wakes Aurora for at most this many an hour)',
+  }),
   oauthPendingClientsMax: integer({
     env: 'CHATCTX_OAUTH_PENDING_CLIENTS_MAX',
     runtimes: BOTH,

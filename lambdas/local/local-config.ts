@@ -41,6 +41,7 @@ export interface LocalConfig {
   readonly oauthRedirectAllowlist: readonly string[];
   /** OAuth client registrations per client IP per hour. */
   readonly oauthRegistrationsPerHour: number;
+  readonly oauthRegistrationsTotalPerHour: number;
   /** Unconfirmed OAuth client registrations held at most. */
   readonly oauthPendingClientsMax: number;
 }
@@ -65,6 +66,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     'driftDemotesConfidence',
     'oauthRedirectAllowlist',
     'oauthRegistrationsPerHour',
+    'oauthRegistrationsTotalPerHour',
     'oauthPendingClientsMax',
   ]);
   const ownHosts = ['0.0.0.0', '::'].includes(s.host) ? [] : [s.host.includes(':') ? `[${s.host}]` : s.host];
@@ -89,6 +91,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     driftDemotesConfidence: s.driftDemotesConfidence,
     oauthRedirectAllowlist: s.oauthRedirectAllowlist,
     oauthRegistrationsPerHour: s.oauthRegistrationsPerHour,
+    oauthRegistrationsTotalPerHour: s.oauthRegistrationsTotalPerHour,
     oauthPendingClientsMax: s.oauthPendingClientsMax,
   };
 }

@@ -261,6 +261,7 @@ async function answering(
     logger,
     quota,
     registrationsPerHour: config.oauthRegistrationsPerHour,
+    registrationsTotalPerHour: config.oauthRegistrationsTotalPerHour,
     pendingClientsMax: config.oauthPendingClientsMax,
     fetcher: oauthFetcher,
     onRevoked: () => keys.forget(),

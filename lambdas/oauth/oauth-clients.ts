@@ -51,6 +51,8 @@ export interface ClientDirectoryOptions {
   readonly throttle: AddressThrottle;
   /** Registrations per caller address per hour (five times that per day). */
   readonly registrationsPerHour: number;
+  /** Registrations per hour from all addresses together (24 times that a day). */
+  readonly registrationsTotalPerHour: number;
   /** Unconfirmed registrations the store holds at most. */
   readonly pendingClientsMax: number;
   readonly logger: Logger;
@@ -121,6 +123,13 @@ export class ClientDirectory {
     if (throttled) {
       this.options.logger.warn('oauth_throttled', { route: 'register', security_event: 'throttle' });
       throw new ClientLimitError(429, throttled.retryAfterSeconds, 'Too many registrations from this address; try again after Retry-After.');
+    }
+    // Then the server-wide count, still before the database: many addresses together cannot write (or wake) it more.
+    const total = this.options.registrationsTotalPerHour;
+    const full = await this.options.throttle.takeServerWide({ name: 'register', perHour: total, perDay: total * 24 });
+    if (full) {
+      this.options.logger.warn('oauth_registration_cap', { security_event: 'registration_cap', per_hour: total });
+      throw new ClientLimitError(503, full.retryAfterSeconds, `This server accepts ${total} client registrations an hour from everyone together; try again after Retry-After.`);
     }
     const clientId = newSecret('kb_client_');
     const now = this.options.now();

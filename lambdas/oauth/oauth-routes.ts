@@ -58,6 +58,8 @@ export interface OAuthRoutesDeps {
   readonly quota: QuotaStore;
   /** Registrations per caller address per hour (`CHATCTX_OAUTH_REGISTRATIONS_PER_HOUR`). */
   readonly registrationsPerHour: number;
+  /** Registrations per hour from all addresses together. */
+  readonly registrationsTotalPerHour: number;
   /** Unconfirmed registrations held at most (`CHATCTX_OAUTH_PENDING_CLIENTS_MAX`). */
   readonly pendingClientsMax: number;
   /** Fetches client metadata documents. @default public addresses through the system resolver */
@@ -132,6 +134,7 @@ class OAuthServer {
       fetcher: deps.fetcher ?? new UntrustedFetcher(),
       throttle: this.throttle,
       registrationsPerHour: deps.registrationsPerHour,
+      registrationsTotalPerHour: deps.registrationsTotalPerHour,
       pendingClientsMax: deps.pendingClientsMax,
       logger: deps.logger,
       now: this.now,

@@ -46,6 +46,20 @@ export class AddressThrottle {
     return undefined;
   }
 
+  /**
+   * Counts one event for the whole server (every address together) unless the
+   * rule's hourly or daily count is reached: a bound on what many addresses, each
+   * under its own limit, can do together.
+   */
+  async takeServerWide(rule: ThrottleRule): Promise<Throttled | undefined> {
+    const at = this.now();
+    const day = `oauth-${rule.name}:all`;
+    const hour = `${day}:h${String(at.getUTCHours()).padStart(2, '0')}`;
+    if (!(await this.store.consume(hour, utcDay(at), rule.perHour)).allowed) return { retryAfterSeconds: secondsUntilNextHour(at) };
+    if (!(await this.store.consume(day, utcDay(at), rule.perDay)).allowed) return { retryAfterSeconds: secondsUntilNextUtcMidnight(at) };
+    return undefined;
+  }
+
   /** Whether `address` has reached the rule's hourly or daily count, without counting. */
   async blocked(rule: ThrottleRule, address: string): Promise<Throttled | undefined> {
     const { hour, day, at } = await this.subjects(rule, address);

@@ -51,6 +51,7 @@ function gateway(): GatewayHandler {
     logger: silentLogger,
     quota: deps.quota,
     registrationsPerHour: 10,
+    registrationsTotalPerHour: 60,
     pendingClientsMax: 100,
   });
   return createGatewayHandler(deps, oauth);
