@@ -341,13 +341,13 @@ export const SETTINGS = {
     default: TITAN_EMBED_TEXT_V2,
     description: 'the Bedrock embedding model (it must return 512-dimensional vectors)',
   }),
-  // The reranker is wired on AWS only (lambdas/handlers/search-knowledge.ts); the local server does not read these three.
+  // The reranker is wired on AWS only (lambdas/handlers/search-knowledge.ts); the local server refuses CHATCTX_RERANKER (local/local-config.ts).
   reranker: setting(
     {
       env: 'CHATCTX_RERANKER',
       runtimes: BOTH,
       description:
-        '`none`, or a Bedrock reranker model (`cohere.rerank-v3-5:0` or `amazon.rerank-v1:0`, whichever the region offers) that reorders and admits the best candidates of each search. Read by the search function on AWS only (the local server has no reranker and ignores it); the stack sets it from the context key `chatctx:reranker`',
+        '`none`, or a Bedrock reranker model (`cohere.rerank-v3-5:0` or `amazon.rerank-v1:0`, whichever the region offers) that reorders and admits the best candidates of each search. Read by the search function on AWS only; the local server refuses any value but `none` at start (it has no reranker); the stack sets it from the context key `chatctx:reranker`',
     },
     parseReranker,
     NO_RERANKER,

@@ -4,7 +4,7 @@
  * `HOST:PORT`. A bad value stops the start with a `ConfigError` naming the variable.
  */
 import { resolve } from 'node:path';
-import { readSettings, type Environment, type EmbeddingProvider } from '../config/settings.ts';
+import { ConfigError, SETTINGS, readSetting, readSettings, type Environment, type EmbeddingProvider } from '../config/settings.ts';
 import { LOOPBACK_HOSTS } from '../protocol/request-guards.ts';
 
 export interface LocalConfig {
@@ -41,12 +41,17 @@ export interface LocalConfig {
   readonly oauthRedirectAllowlist: readonly string[];
   /** OAuth client registrations per client IP per hour. */
   readonly oauthRegistrationsPerHour: number;
+  /** OAuth client registrations per hour from all addresses together. */
   readonly oauthRegistrationsTotalPerHour: number;
   /** Unconfirmed OAuth client registrations held at most. */
   readonly oauthPendingClientsMax: number;
 }
 
 export function readLocalConfig(env: Environment = process.env): LocalConfig {
+  // The reranker is a Bedrock service the local server does not call: refuse it rather than ignore it.
+  if (readSetting(env, 'reranker') !== 'none') {
+    throw new ConfigError(SETTINGS.reranker.env, `${SETTINGS.reranker.env}: the local server has no reranker (it runs on AWS only, with chatctx:reranker); unset it or set it to none.`);
+  }
   const s = readSettings(env, [
     'host',
     'port',
