@@ -452,6 +452,28 @@ describe('functions', () => {
     expect(template.toJSON().Resources[logicalId(fn(name).logGroup)].Properties.RetentionInDays).toBe(30);
   });
 
+  it('reserve 100 concurrent executions for the gateway only (chatctx:gatewayConcurrency; 0 reserves none)', () => {
+    const reserved = (t: Template) =>
+      Object.entries(t.findResources('AWS::Lambda::Function'))
+        .filter(([, f]) => f.Properties.ReservedConcurrentExecutions !== undefined)
+        .map(([id, f]) => [id, f.Properties.ReservedConcurrentExecutions]);
+    expect(reserved(template)).toEqual([[logicalId(fn('gateway').function), 100]]);
+    expect(reserved(synthTemplate({ 'chatctx:gatewayConcurrency': '0' }).template)).toEqual([]);
+    expect(() => buildApp({ 'chatctx:gatewayConcurrency': '-1' })).toThrow(/gatewayConcurrency must be a whole number/);
+  });
+
+  it('publish a version of each tool and of the gateway every deploy; API Gateway calls the gateway\'s live alias', () => {
+    for (const name of ['gateway', 'searchKnowledge', 'getGuidance', 'submitFeedback'] as const) {
+      template.hasResourceProperties('AWS::Lambda::Version', { FunctionName: { Ref: logicalId(fn(name).function) } });
+    }
+    template.hasResourceProperties('AWS::Lambda::Alias', {
+      Name: 'live',
+      FunctionName: { Ref: logicalId(fn('gateway').function) },
+      // The version's logical id carries a hash of the function's code and configuration: a new one each deploy that changes either.
+      FunctionVersion: { 'Fn::GetAtt': [Match.stringLikeRegexp(`^${logicalId(fn('gateway').function).slice(0, -8)}CurrentVersion[0-9A-F]{8}[0-9a-f]{32}$`), 'Version'] },
+    });
+  });
+
   const variablesOf = (t: Template, name: FunctionName) =>
     t.toJSON().Resources[logicalId(fn(name).function)].Properties.Environment.Variables as Record<string, unknown>;
   const dbVariables = (secret: unknown) => ({
