@@ -178,7 +178,10 @@ class OAuthServer {
    */
   private failure(path: string, error: unknown): Response {
     const retryAfter = retryAfterOf(error);
-    this.deps.logger.error('oauth_request_failed', { path, error: errorKind(error), retry_after: retryAfter });
+    // A store still resuming is a wait, not a fault: warn, so the failure alarm counts only faults.
+    const fields = { path, error: errorKind(error), retry_after: retryAfter };
+    if (retryAfter === undefined) this.deps.logger.error('oauth_request_failed', fields);
+    else this.deps.logger.warn('oauth_request_failed', fields);
     const status = retryAfter === undefined ? 500 : 503;
     const message = retryAfter === undefined ? 'Internal error; nothing was changed. Try again later.' : `The service is starting; try again in ${retryAfter} seconds.`;
     const response =

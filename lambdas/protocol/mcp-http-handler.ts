@@ -79,7 +79,9 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     try {
       response = await route(request, context);
     } catch (error) {
-      deps.logger.error('request_failed', { error: errorKind(error) });
+      // A store still resuming is a wait, not a fault: warn, so the failure alarm counts only faults.
+      if (retryAfterOf(error) === undefined) deps.logger.error('request_failed', { error: errorKind(error) });
+      else deps.logger.warn('request_failed', { error: errorKind(error) });
       response = failureResponse(error);
     }
     response.headers.delete('mcp-session-id');

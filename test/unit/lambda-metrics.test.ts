@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLambdaObservability } from '../../lambdas/aws/powertools-logger.ts';
-import { GATEWAY_SERVICE, METRICS_NAMESPACE, OAUTH_SECURITY_EVENT_METRIC } from '../../lambdas/observability/metric-names.ts';
+import { GATEWAY_SERVICE, METRICS_NAMESPACE, OAUTH_SECURITY_EVENT_METRIC, REQUEST_PATH_FAILURE_METRIC, REQUEST_PATH_SERVICE } from '../../lambdas/observability/metric-names.ts';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -37,5 +37,22 @@ describe('gateway metrics', () => {
     expect(directive.Metrics.map((m) => m.Name)).toEqual([OAUTH_SECURITY_EVENT_METRIC]);
     expect(emf.service).toBe(GATEWAY_SERVICE);
     expect(emf[OAUTH_SECURITY_EVENT_METRIC]).toEqual([1, 1]);
+  });
+
+  it('counts every error line of a request-path function in one metric per stack, and nothing for a wait or an hourly GET', () => {
+    const { logger, metrics } = createLambdaObservability('chatctx-search-knowledge', { requestPath: true, env: { CHATCTX_STACK_NAME: 'ChatctxStaging' } });
+    const documents = published(() => {
+      logger.error('tool_call', { tool: 'search_knowledge', outcome: 'internal', error: 'TypeError' });
+      logger.warn('request_failed', { error: 'UnavailableError:unavailable' });
+      logger.info('http_request', { method: 'GET', status: 200, duration_ms: 3 });
+      metrics.publishStoredMetrics();
+    });
+    const failures = documents.filter((emf) => REQUEST_PATH_FAILURE_METRIC in emf);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]!.service).toBe(REQUEST_PATH_SERVICE);
+    expect(failures[0]!.stack).toBe('ChatctxStaging');
+    expect(failures[0]![REQUEST_PATH_FAILURE_METRIC]).toBe(1);
+    // The tool_call error counts its latency under the function's own service; the GET publishes no latency.
+    expect(documents.some((emf) => 'request_latency' in emf)).toBe(false);
   });
 });
