@@ -79,9 +79,7 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     try {
       response = await route(request, context);
     } catch (error) {
-      // A store still resuming is a wait, not a fault: warn, so the failure alarm counts only faults.
-      if (retryAfterOf(error) === undefined) deps.logger.error('request_failed', { error: errorKind(error) });
-      else deps.logger.warn('request_failed', { error: errorKind(error) });
+      logFailure(deps.logger, error);
       response = failureResponse(error);
     }
     response.headers.delete('mcp-session-id');
@@ -147,6 +145,12 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     for (const [name, value] of Object.entries(outcome.headers)) response.headers.set(name, value);
     return response;
   }
+}
+
+/** A store still resuming is a wait, not a fault: a warning, so the failure alarm counts only faults. */
+function logFailure(logger: McpHttpDeps['logger'], error: unknown): void {
+  if (retryAfterOf(error) === undefined) logger.error('request_failed', { error: errorKind(error) });
+  else logger.warn('request_failed', { error: errorKind(error) });
 }
 
 /** A request that failed unexpectedly: 503 with Retry-After when something was not ready yet (a resuming database), else 500. */
