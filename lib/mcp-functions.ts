@@ -247,8 +247,8 @@ export class McpFunctions extends Construct {
    * it without one; public IAM policies for the Rerank API name "*"), so it gets "*";
    * InvokeModel gets exactly the reranker's foundation-model ARN, the one the adapter
    * names (lambdas/embeddings/bedrock-reranker.ts). A Cohere model is subscribed to
-   * through AWS Marketplace once per account by an administrator (README, Deploy to
-   * AWS); the function gets no Marketplace permission for it.
+   * through AWS Marketplace once per account by an administrator (docs/aws.md, First
+   * deploy); the function gets no Marketplace permission for it.
    *
    * The statements live in a policy of their own, so that the "*" is acknowledged for
    * this reason and not under the X-Ray one every function's default policy carries;

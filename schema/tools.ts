@@ -2,7 +2,7 @@
  * The three tools' argument and result schemas, defined once.
  *
  * Everything else derives from this file: the MCP `inputSchema`/`outputSchema` sent
- * in `tools/list`, `api.json`, the README's limit table and the validation inside
+ * in `tools/list`, `api.json`, the served docs' limits and the validation inside
  * each tool. A limit written twice will drift, so limits live in `LIMITS` only.
  */
 import { z } from 'zod';

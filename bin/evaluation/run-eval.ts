@@ -389,7 +389,7 @@ async function sweepWeights(ctx: EvalContext, vectors: ReadonlyMap<string, Query
   return sweep;
 }
 
-/** The report as the table the README quotes. */
+/** The report as the table docs/quality.md quotes. */
 export function formatReport(r: EvalReport): string {
   const f = (v: number | undefined, d = 3) => (v === undefined || Number.isNaN(v) ? '–' : v.toFixed(d));
   const lines = [

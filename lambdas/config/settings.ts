@@ -6,7 +6,7 @@
  * `readSetting`, and the CDK stack takes the variable names it sets from here, so a
  * name or a default cannot drift between the two runtimes
  * (`test/architecture/settings.test.ts` fails on any other read of the environment
- * and on any setting name spelled outside this module). The README's settings
+ * and on any setting name spelled outside this module). The settings
  * table is rendered from `SETTINGS` by `renderSettingsTable`.
  *
  * A value that is present but wrong stops the process at start (or the Lambda at
@@ -33,9 +33,9 @@ export interface Setting<T> {
   readonly env: string;
   /** Where it is read. On AWS the stack sets every variable its functions read. */
   readonly runtimes: readonly Runtime[];
-  /** What it means, for the README. */
+  /** What it means, for the settings table (docs/configuration.md). */
   readonly description: string;
-  /** The default as the README shows it; `undefined` for a required setting. */
+  /** The default as the settings table shows it; `undefined` for a required setting. */
   readonly defaultText: string | undefined;
   /** The value the default stands for (`undefined` for a required setting). */
   readonly defaultValue: T | undefined;
@@ -519,7 +519,7 @@ export function readSettings<const K extends SettingName>(env: Environment, name
   return Object.fromEntries(names.map((name) => [name, readSetting(env, name)])) as { [N in K]: SettingValue<N> };
 }
 
-/** The README's settings table, one row per setting, in `SETTINGS` order. */
+/** The settings table of docs/configuration.md, one row per setting, in `SETTINGS` order. */
 export function renderSettingsTable(): string {
   const rows = Object.values(SETTINGS as Record<string, Setting<unknown>>).map((spec) => {
     const where = spec.runtimes.length === 2 ? 'both' : spec.runtimes[0] === 'aws' ? 'AWS' : 'local';

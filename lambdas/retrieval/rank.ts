@@ -5,7 +5,7 @@
  * threshold, applicability or answer shaping (see `search-service.ts`).
  *
  * Fusion is a weighted sum of normalized scores, chosen by measurement on
- * SciFact (README, "Retrieval quality"): BM25 divided by the query's best BM25
+ * SciFact (docs/quality.md, "Retrieval quality"): BM25 divided by the query's best BM25
  * score, cosine min-max normalized over the candidates, dense weight
  * `DENSE_WEIGHT`. Reciprocal-rank fusion was measured and rejected: it gives a
  * weak encoder's ranks the same say as BM25's and lost 0.2 nDCG@10.

@@ -51,14 +51,14 @@ export async function checkPepper(
       "The pepper this deploy would use is not the one this database's API keys and OAuth grants were made with; " +
         'finishing would revoke every one of them. Deploy with -c chatctx:pepperSecretArn=<the complete ARN of the secret ' +
         'that holds the earlier pepper>, or, to replace the pepper on purpose and revoke them all, once with ' +
-        '-c chatctx:replacePepper=true (README, Runbooks: the pepper).',
+        '-c chatctx:replacePepper=true (docs/aws.md, Runbooks).',
     );
   }
   if (source === 'stack' && !options.replace && (await holdsKeyedData(sql))) {
     throw new PepperMismatchError(
       'This database holds API keys or OAuth grants made before its pepper was fingerprinted, and this deploy would use ' +
         'a pepper the stack generated, not the one they were made with. Deploy with -c chatctx:pepperSecretArn=<the ' +
-        'complete ARN of the secret that holds the earlier pepper> (README, Runbooks: the pepper).',
+        'complete ARN of the secret that holds the earlier pepper> (docs/aws.md, Runbooks).',
     );
   }
   await sql.query('INSERT INTO pepper_fingerprint (fingerprint) VALUES ($1) ON CONFLICT (singleton) DO NOTHING', [fingerprint]);

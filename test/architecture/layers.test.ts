@@ -1,5 +1,5 @@
 /**
- * The one-way layers of `lambdas/`, as the README's "Architecture" table writes
+ * The one-way layers of `lambdas/`, as the layer table in docs/architecture.md writes
  * them: a folder imports only from folders in lower layers (and from `schema/`),
  * `ports/` holds nothing but types, no file takes part in an import cycle, and the
  * SDKs, PGlite and the encoder are imported only by the adapters that wrap them.
@@ -10,11 +10,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, lambdaFolder, sourceFiles, type SourceFile } from '../support/source-files.ts';
 
-/** Folder → layer number, from the README table under "## Architecture". */
+/** Folder → layer number, from the layer table in docs/architecture.md. */
 function readLayers(): Map<string, number> {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const section = readme.split(/^## /m).find((part) => part.startsWith('Architecture'));
-  if (!section) throw new Error('README.md has no "## Architecture" section');
+  const section = readFileSync(join(REPO_ROOT, 'docs', 'architecture.md'), 'utf8');
+  if (!section.includes('| layer |')) throw new Error('docs/architecture.md has no layer table');
   const layers = new Map<string, number>();
   for (const row of section.split('\n')) {
     const match = /^\|\s*(\d+)\s*\|([^|]+)\|/.exec(row);
@@ -29,7 +28,7 @@ const files = sourceFiles(['lambdas']);
 const where = (file: SourceFile, line: number) => `${file.path}:${line}`;
 
 describe('layers', () => {
-  it('the README assigns every folder of lambdas/ to exactly one layer', () => {
+  it('docs/architecture.md assigns every folder of lambdas/ to exactly one layer', () => {
     const folders = [...new Set(files.map((f) => lambdaFolder(f.path)!))].sort();
     expect(folders.filter((folder) => !layers.has(folder))).toEqual([]);
     expect([...layers.keys()].filter((folder) => !folders.includes(folder))).toEqual([]);

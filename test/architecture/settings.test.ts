@@ -1,7 +1,7 @@
 /**
  * One configuration contract: every setting is defined in `lambdas/config/settings.ts`
  * and read only through it, no source file spells a setting's variable name again,
- * the README's table is the one the module renders, and a bad value stops the start
+ * the table in docs/configuration.md is the one the module renders, and a bad value stops the start
  * with an error that names the variable.
  */
 import { readFileSync } from 'node:fs';
@@ -42,10 +42,10 @@ describe('settings are read in one place', () => {
     expect(spelled).toEqual([]);
   });
 
-  it('the README table is the one rendered from the settings module', () => {
-    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  it('the table in docs/configuration.md is the one rendered from the settings module', () => {
+    const readme = readFileSync(join(REPO_ROOT, 'docs', 'configuration.md'), 'utf8');
     const table = /<!-- settings:begin[^>]*-->\n([\s\S]*?)\n<!-- settings:end -->/.exec(readme)?.[1];
-    expect(table, 'README.md needs the settings table between its settings:begin/end markers').toBeDefined();
+    expect(table, 'docs/configuration.md needs the settings table between its settings:begin/end markers').toBeDefined();
     expect(table).toBe(renderSettingsTable());
   });
 });

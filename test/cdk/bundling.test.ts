@@ -165,7 +165,7 @@ describe('Lambda bundles', () => {
     expect(missing?.statusCode).toBe(404);
   });
 
-  // Reported, not asserted (timings belong in benchmarks): the closing note and README
+  // Reported, not asserted (timings belong in benchmarks): the closing note and docs/aws.md
   // quote this table; bench-results/bundles.json keeps it.
   it('reports each bundle\'s size and its load time in a fresh Node process', () => {
     const rows = NAMES.map((name) => {

@@ -1,5 +1,5 @@
 /**
- * The `chatctx:*` context keys are documented in one README table, set (with their
+ * The `chatctx:*` context keys are documented in one table (docs/aws.md), set (with their
  * defaults) in cdk.json and read by lib/chatctx-app.ts. A key added, renamed or
  * re-defaulted in one place and not the others would be a setting nobody can find
  * or one that silently does nothing; this test fails on either.
@@ -13,11 +13,11 @@ import { CONTEXT_KEYS, readAppSettings } from '../../lib/chatctx-app.ts';
 import { settingDefault } from '../../lambdas/config/settings.ts';
 import { cdkJsonContext } from './synth-app.ts';
 
-/** The README's context-key table: key → default cell. */
+/** The context-key table in docs/aws.md: key → default cell. */
 function readmeTable(): Map<string, string> {
-  const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
+  const readme = readFileSync(join(PROJECT_ROOT, 'docs', 'aws.md'), 'utf8');
   const header = readme.indexOf('| context key | default | what it does |');
-  expect(header, 'README has the context-key table').toBeGreaterThan(-1);
+  expect(header, 'docs/aws.md has the context-key table').toBeGreaterThan(-1);
   const rows = new Map<string, string>();
   for (const line of readme.slice(header).split('\n').slice(2)) {
     if (!line.startsWith('|')) break;
@@ -27,7 +27,7 @@ function readmeTable(): Map<string, string> {
   return rows;
 }
 
-/** How the README writes a cdk.json value: an empty string is "none", anything else in backticks. */
+/** How docs/aws.md writes a cdk.json value: an empty string is "none", anything else in backticks. */
 const asReadmeDefault = (value: unknown) => (value === '' ? 'none' : `\`${String(value)}\``);
 
 describe('context keys', () => {
@@ -35,7 +35,7 @@ describe('context keys', () => {
   const documented = readmeTable();
   const inCdkJson = Object.entries(cdkJsonContext()).filter(([key]) => key.startsWith('chatctx:'));
 
-  it('the README documents exactly the keys the app reads', () => {
+  it('docs/aws.md documents exactly the keys the app reads', () => {
     expect([...documented.keys()].sort()).toEqual(readKeys);
   });
 
@@ -43,11 +43,11 @@ describe('context keys', () => {
     expect(inCdkJson.map(([key]) => key).filter((key) => !readKeys.includes(key as never))).toEqual([]);
   });
 
-  it('the README gives each key cdk.json sets the value cdk.json sets', () => {
+  it('docs/aws.md gives each key cdk.json sets the value cdk.json sets', () => {
     for (const [key, value] of inCdkJson) expect(documented.get(key), key).toBe(asReadmeDefault(value));
   });
 
-  it('the README gives each key cdk.json leaves out the value the app falls back to', () => {
+  it('docs/aws.md gives each key cdk.json leaves out the value the app falls back to', () => {
     const fallback = readAppSettings(new App().node);
     const absent = readKeys.filter((key) => !inCdkJson.some(([set]) => set === key));
     expect(absent.sort()).toEqual([CONTEXT_KEYS.guestDailyLimit, CONTEXT_KEYS.stackName].sort());

@@ -66,7 +66,7 @@ async function pingWhile(url: string, until: Promise<unknown>): Promise<number[]
  * minutes); one that stays responsive answers nearly every ping within 200 ms. On a
  * busy two-core machine a single ping can still wait on the scheduler or a GC pause,
  * so the test holds the bulk to 200 ms and every ping to well below a freeze; the
- * slowest ping under load is measured by `npm run bench:load` (README).
+ * slowest ping under load is measured by `npm run bench:load` (docs/testing.md).
  */
 function expectNeverFrozen(pings: readonly number[]): void {
   expect(pings.length).toBeGreaterThan(10);

@@ -4,7 +4,7 @@
  * only:
  *  - the test half of both evaluation sets (real developers' questions, split by
  *    record; questions written with the records), with floors just under what was
- *    measured (README, "Answer quality"); every result is checked against the
+ *    measured (docs/quality.md, "Answer quality"); every result is checked against the
  *    contract's shape;
  *  - what the agent-phrasing issue named, as behaviours: stack words do not sink a
  *    match, an error message finds its record, a synonym finds its record, a near miss
@@ -137,7 +137,7 @@ describe('SciFact', () => {
   }, 300_000);
 });
 
-// Measured: see README; floors sit 0.01 under the measured values.
+// Measured: see docs/quality.md; floors sit 0.01 under the measured values.
 const KEYWORD_FLOOR = 0.725; // measured 0.735
 const RECALL_FLOOR = 0.943; // measured 0.953
 
@@ -148,7 +148,7 @@ interface Floors {
   uncovered: number;
 }
 
-/** Test-half floors, 0.02 from what was measured (README, "Answer quality"): shares of right first and no_match on uncovered at least, wrong first and false no_match at most. */
+/** Test-half floors, 0.02 from what was measured (docs/quality.md, "Answer quality"): shares of right first and no_match on uncovered at least, wrong first and false no_match at most. */
 const FLOORS: Record<'real' | 'written', Record<'hybrid' | 'keyword', Floors>> = {
   real: {
     hybrid: { right: 0.564, wrong: 0.035, falseNoMatch: 0.421, uncovered: 0.877 },
