@@ -30,7 +30,7 @@ const { version } = JSON.parse(readFileSync(new URL('../package.json', import.me
 const program = new Command('chatctx')
   .description('Owner-reviewed engineering guidance for coding agents, over MCP.')
   .version(version)
-  .option('--data-dir <dir>', 'data directory (default: $CHATCTX_DATA_DIR, else the nearest .chatctx/ here or above)')
+  .option('--data-dir <dir>', `data directory (default: $${SETTINGS.dataDir.env}, else the nearest .chatctx/ here or above)`)
   .option('--json', 'print machine-readable JSON')
   .option('--remote <function>', 'run key/record commands on a deployed stack: the admin Lambda function name (uses your AWS credentials)')
   .showHelpAfterError();
@@ -201,7 +201,7 @@ records
   .description('import records from a JSON or JSONL file or a folder of them, in one transaction (with --remote, a large import goes in chunks under 5 MB, one transaction each)')
   .argument('<path>', 'file or folder')
   .option('--approve', 'publish the records (you reviewed them); the quality gates must pass or be overridden', false)
-  .option('--reviewer <name>', 'who approves (default: $CHATCTX_REVIEWER, else your login name)')
+  .option('--reviewer <name>', `who approves (default: $${SETTINGS.reviewer.env}, else your login name)`)
   .option('--override <gate=reason>', 'publish despite a failed gate, with the reason (repeatable)', overrideArg)
   .action(async (path: string, opts: { approve: boolean; reviewer?: string; override?: Override[] }) => {
     const { values, where } = await readRecordSources(resolve(path));

@@ -10,7 +10,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import { readSetting } from '../lambdas/config/settings.ts';
+import { SETTINGS, readSetting } from '../lambdas/config/settings.ts';
 import type { AdminCommand, VerifyResult } from '../lambdas/admin/admin-operations.ts';
 import type { GateReport } from '../lambdas/records/quality-gates.ts';
 import type { StaleRecord } from '../lambdas/records/record-review.ts';
@@ -67,7 +67,7 @@ function registerApproval(records: Command, { admin, print }: CliTools): void {
     .command('approve')
     .description('publish candidates, deprecated records or approved records\' pending revisions, after the quality gates')
     .argument('<ids...>', 'slugs or ids')
-    .option('--reviewer <name>', 'who approves (default: $CHATCTX_REVIEWER, else your login name)')
+    .option('--reviewer <name>', `who approves (default: $${SETTINGS.reviewer.env}, else your login name)`)
     .option('--override <gate=reason>', 'publish despite a failed gate, with the reason (repeatable)', overrideArg)
     .action(async (ids: string[], opts: { reviewer?: string; override?: Override[] }) => {
       const result = await admin<{ changed: number; gates: GateReport[]; embedding: { embedded: number; skipped_reason?: string } }>({

@@ -26,6 +26,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from '../ports/logger.ts';
+import type { Secrets } from '../ports/secrets.ts';
 import type { AddressThrottle, ThrottleRule } from '../quota/address-throttle.ts';
 import { UntrustedFetchError, type UntrustedFetcher } from '../streams/untrusted-fetch.ts';
 import { hashOAuthSecret, newSecret } from './oauth-crypto.ts';
@@ -44,7 +45,8 @@ export interface OAuthClient {
 
 export interface ClientDirectoryOptions {
   readonly store: OAuthStore;
-  readonly pepper: () => Promise<Buffer>;
+  /** The pepper, through its port: the adapter decides caching and refresh. */
+  readonly secrets: Secrets;
   readonly redirectAllowlist: readonly string[];
   /** Fetches metadata documents. */
   readonly fetcher: UntrustedFetcher;
@@ -133,7 +135,7 @@ export class ClientDirectory {
     }
     const clientId = newSecret('kb_client_');
     const now = this.options.now();
-    const clientHash = hashOAuthSecret(await this.options.pepper(), 'client', clientId);
+    const clientHash = hashOAuthSecret(await this.options.secrets.pepper(), 'client', clientId);
     const pendingUntil = new Date(now.getTime() + PENDING_REGISTRATION_HOURS * 3_600_000);
     if (!(await this.options.store.addClient(clientHash, { clientName: name ?? null, redirectUris }, now, pendingUntil, this.options.pendingClientsMax))) {
       this.options.logger.warn('oauth_registration_cap', { security_event: 'registration_cap', pending_max: this.options.pendingClientsMax });
@@ -152,7 +154,7 @@ export class ClientDirectory {
 
   /** The client with this id, or a `ClientError` saying why there is none; `address` is the caller's, for the fetch throttle. */
   async find(clientId: string, address: string): Promise<OAuthClient> {
-    const clientHash = hashOAuthSecret(await this.options.pepper(), 'client', clientId);
+    const clientHash = hashOAuthSecret(await this.options.secrets.pepper(), 'client', clientId);
     if (clientId.startsWith('https://')) return { ...(await this.fromMetadataDocument(clientId, address)), clientId, clientHash, registered: false };
     const stored = clientId.startsWith('kb_client_') ? await this.options.store.client(clientHash, this.options.now()) : undefined;
     if (!stored) throw new ClientError('invalid_client', 'The client is not registered (or its registration expired); register again.');

@@ -129,7 +129,7 @@ class OAuthServer {
     this.throttle = new AddressThrottle(deps.quota, deps.secrets, this.now);
     this.clients = new ClientDirectory({
       store: this.store,
-      pepper: () => this.pepper(),
+      secrets: deps.secrets,
       redirectAllowlist: deps.redirectAllowlist,
       fetcher: deps.fetcher ?? new UntrustedFetcher(),
       throttle: this.throttle,

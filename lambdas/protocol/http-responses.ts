@@ -58,4 +58,7 @@ export const HTTP = {
   tooManyStreams: (retryAfter: number) =>
     jsonRpcError(429, -32000, 'Too many open event streams: close one, or try again after Retry-After.', { 'Retry-After': String(retryAfter) }),
   internal: () => jsonRpcError(500, -32603, 'Internal error. The request was not completed; try again later.'),
+  /** Something the request needs is not ready yet (a resuming database): wait `retryAfter` seconds. */
+  unavailable: (retryAfter: number, reason: string) =>
+    jsonRpcError(503, -32000, `Service Unavailable: ${reason}`, { 'Retry-After': String(retryAfter) }),
 };

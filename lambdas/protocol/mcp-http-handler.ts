@@ -34,10 +34,10 @@ import { retryAfterOf } from '../errors/app-error.ts';
 import { preflight, withCors } from './cors.ts';
 import { StreamCount, openEventStream, type EventStreamMode } from './event-stream.ts';
 import { createModernEndpoint, isModernRequest } from './modern-era.ts';
+import { readBody } from './read-body.ts';
 
 /** How long a client refused a GET stream is asked to wait before trying again. */
 const STREAM_RETRY_SECONDS = 60;
-import { readBody } from './read-body.ts';
 
 export interface McpHttpConfig extends OriginPolicy {
   /** Path of the MCP endpoint. @default '/mcp' */
@@ -156,8 +156,7 @@ function logFailure(logger: McpHttpDeps['logger'], error: unknown): void {
 /** A request that failed unexpectedly: 503 with Retry-After when something was not ready yet (a resuming database), else 500. */
 function failureResponse(error: unknown): Response {
   const retryAfter = retryAfterOf(error);
-  if (retryAfter === undefined) return HTTP.internal();
-  return jsonRpcError(503, -32000, `Service Unavailable: ${(error as Error).message}`, { 'Retry-After': String(retryAfter) });
+  return retryAfter === undefined ? HTTP.internal() : HTTP.unavailable(retryAfter, (error as Error).message);
 }
 
 /** False when the request names an `MCP-Protocol-Version` this server does not support. */
