@@ -8,7 +8,8 @@ import type { ToolHandler, ToolName } from './guarded-tool.ts';
 export class InProcessToolInvoker implements ToolInvoker {
   constructor(private readonly handlers: Record<ToolName, ToolHandler>) {}
 
-  invoke(invocation: ToolInvocation): Promise<ToolCallResult> {
+  // Async like every other adapter: an unknown tool is a rejected promise, never a throw mid-call.
+  async invoke(invocation: ToolInvocation): Promise<ToolCallResult> {
     const handler = this.handlers[invocation.name as ToolName];
     if (!handler) throw new Error(`No handler for tool ${invocation.name}`);
     return handler(invocation.arguments, { idempotencyKey: invocation.idempotencyKey });
