@@ -9,11 +9,8 @@
  * earlier, so a tool waiting on a resuming database still answers (`unavailable`)
  * before either side times out.
  */
-import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
-import { createLambdaObservability } from './powertools-logger.ts';
+import { lambdaEntry } from './lambda-entry.ts';
 import { TOOL_MARGIN_MS, withInvocationDeadline } from './invocation-deadline.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { ToolCallResult } from '../ports/tool-invoker.ts';
@@ -28,18 +25,21 @@ export interface ToolEvent {
   readonly deadline_ms?: unknown;
 }
 
-/** A middy handler that builds the tool once per cold start from the function's settings. */
+/** A Lambda entry that builds the tool once per cold start from the function's settings. */
 export function toolLambda(serviceName: string, build: (env: Environment, logger: Logger) => ToolHandler) {
-  const observability = createLambdaObservability(serviceName, { requestPath: true });
-  let tool: ToolHandler | undefined;
-  return middy(async (event: ToolEvent, context: Context): Promise<ToolCallResult> => {
-    tool ??= build(process.env, observability.logger);
-    const run = tool;
-    const callerDeadline = typeof event?.deadline_ms === 'number' ? event.deadline_ms : undefined;
-    return withInvocationDeadline(context, { marginMs: TOOL_MARGIN_MS, callerDeadline }, () => run(event?.arguments ?? {}, { idempotencyKey: idempotencyKeyOf(event) }));
-  })
-    .use(injectLambdaContext(observability.powertools))
-    .use(logMetrics(observability.metrics));
+  return lambdaEntry(
+    serviceName,
+    (logger) => {
+      let tool: ToolHandler | undefined;
+      return async (event: ToolEvent, context: Context): Promise<ToolCallResult> => {
+        tool ??= build(process.env, logger);
+        const run = tool;
+        const callerDeadline = typeof event?.deadline_ms === 'number' ? event.deadline_ms : undefined;
+        return withInvocationDeadline(context, { marginMs: TOOL_MARGIN_MS, callerDeadline }, () => run(event?.arguments ?? {}, { idempotencyKey: idempotencyKeyOf(event) }));
+      };
+    },
+    { requestPath: true },
+  );
 }
 
 /** The event's idempotency key when it is a plausible one; otherwise the call simply has none. */

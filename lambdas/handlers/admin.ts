@@ -5,23 +5,21 @@
  * reach it. Event: an admin command; answer: its envelope
  * (`admin/admin-envelope.ts`).
  */
-import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { AdminEnvelope } from '../admin/admin-envelope.ts';
 import { runEnveloped, type AdminDeps } from '../admin/admin-operations.ts';
-import { createLambdaObservability } from '../aws/powertools-logger.ts';
+import { lambdaEntry } from '../aws/lambda-entry.ts';
 import { dataApiSql, lambdaEmbedder, pepperSecrets } from '../aws/aws-adapters.ts';
 import { readSetting } from '../config/settings.ts';
 
-const observability = createLambdaObservability('chatctx-admin');
-let deps: AdminDeps | undefined;
-
-export const handler = middy((command: unknown): Promise<AdminEnvelope> => {
-  deps ??= {
-    sql: dataApiSql(process.env),
-    secrets: pepperSecrets(process.env),
-    embedder: lambdaEmbedder(process.env),
-    searchEventRetentionDays: readSetting(process.env, 'searchEventRetentionDays'),
+export const handler = lambdaEntry('chatctx-admin', (logger) => {
+  let deps: AdminDeps | undefined;
+  return (command: unknown): Promise<AdminEnvelope> => {
+    deps ??= {
+      sql: dataApiSql(process.env),
+      secrets: pepperSecrets(process.env),
+      embedder: lambdaEmbedder(process.env),
+      searchEventRetentionDays: readSetting(process.env, 'searchEventRetentionDays'),
+    };
+    return runEnveloped(deps, command, logger);
   };
-  return runEnveloped(deps, command, observability.logger);
-}).use(injectLambdaContext(observability.powertools));
+});

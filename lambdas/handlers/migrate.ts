@@ -9,12 +9,14 @@ import { join } from 'node:path';
 import { readSetting } from '../config/settings.ts';
 import { migrationsHandler } from '../aws/migrations-resource.ts';
 import { dataApiSql, deployedPepper, roleCredentials } from '../aws/aws-adapters.ts';
-import { createLambdaObservability } from '../aws/powertools-logger.ts';
+import { lambdaEntry } from '../aws/lambda-entry.ts';
 
-export const handler = migrationsHandler({
-  schemaDir: join(readSetting(process.env, 'lambdaTaskRoot'), 'schema') + '/',
-  sql: () => dataApiSql(process.env, { timeBudgetMs: 60_000 }),
-  roles: () => roleCredentials(process.env),
-  pepper: () => deployedPepper(process.env),
-  logger: createLambdaObservability('chatctx-migrate').logger,
-});
+export const handler = lambdaEntry('chatctx-migrate', (logger) =>
+  migrationsHandler({
+    schemaDir: join(readSetting(process.env, 'lambdaTaskRoot'), 'schema') + '/',
+    sql: () => dataApiSql(process.env, { timeBudgetMs: 60_000 }),
+    roles: () => roleCredentials(process.env),
+    pepper: () => deployedPepper(process.env),
+    logger,
+  }),
+);

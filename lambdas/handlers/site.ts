@@ -7,12 +7,10 @@
  * Lambda error, which API Gateway would turn into a 502 and CloudWatch into a
  * function error with the stack trace in the log).
  */
-import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { serveSite } from '../site/site-handler.ts';
 import { stageBaseUrl, toRequest, toResult } from '../aws/api-gateway-adapter.ts';
-import { createLambdaObservability } from '../aws/powertools-logger.ts';
+import { lambdaEntry } from '../aws/lambda-entry.ts';
 import { readSetting } from '../config/settings.ts';
 import { errorKind } from '../observability/logger.ts';
 import type { Logger } from '../ports/logger.ts';
@@ -35,6 +33,4 @@ export function createSiteHandler(logger: Logger, env: Environment = process.env
   };
 }
 
-const observability = createLambdaObservability('chatctx-site');
-
-export const handler = middy(createSiteHandler(observability.logger)).use(injectLambdaContext(observability.powertools));
+export const handler = lambdaEntry('chatctx-site', (logger) => createSiteHandler(logger));
