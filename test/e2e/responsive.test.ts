@@ -61,33 +61,48 @@ async function pingWhile(url: string, until: Promise<unknown>): Promise<number[]
   return times;
 }
 
+/** Pings for `ms` with nothing else running from this test: the machine's own latency right now. */
+function baselinePings(url: string, ms = 2000): Promise<number[]> {
+  return pingWhile(url, new Promise((resolve) => setTimeout(resolve, ms)));
+}
+
+const percentile = (values: readonly number[], share: number) => [...values].sort((a, b) => a - b)[Math.ceil(values.length * share) - 1]!;
+
 /**
  * A server the import blocks stops answering for the whole import (seconds to
- * minutes); one that stays responsive answers nearly every ping within 200 ms. On a
- * busy two-core machine a single ping can still wait on the scheduler or a GC pause,
- * so the test holds the bulk to 200 ms and every ping to well below a freeze; the
- * slowest ping under load is measured by `npm run bench:load` (docs/testing.md).
+ * minutes); one that stays responsive answers about as fast as it did just before.
+ * So the pings during the import are held against a baseline measured in the same
+ * test, on the same machine, a moment earlier: the bulk (95th percentile) within
+ * four times the baseline's or 200 ms, whichever is more, and every ping within
+ * four times the baseline's slowest or one second. A loaded machine raises both
+ * sides alike; a freeze is far beyond either. The slowest ping under load is
+ * measured by `npm run bench:load` (docs/testing.md).
  */
-function expectNeverFrozen(pings: readonly number[]): void {
+function expectNeverFrozen(pings: readonly number[], baseline: readonly number[]): void {
   expect(pings.length).toBeGreaterThan(10);
-  const sorted = [...pings].sort((a, b) => a - b);
-  expect(sorted[Math.ceil(sorted.length * 0.95) - 1]).toBeLessThan(200);
-  expect(sorted.at(-1)).toBeLessThan(1000);
+  const bulk = Math.max(200, 4 * percentile(baseline, 0.95));
+  const slowest = Math.max(1000, 4 * Math.max(...baseline));
+  expect(percentile(pings, 0.95), `95th percentile; baseline ${JSON.stringify(baseline.map(Math.round))}`).toBeLessThan(bulk);
+  expect(Math.max(...pings), `slowest ping; baseline slowest ${Math.round(Math.max(...baseline))} ms`).toBeLessThan(slowest);
 }
 
 describe('responsive while an owner imports', () => {
-  // About 28 s on an idle machine; the limit leaves room for a loaded one.
-  it('keeps answering pings during a 2,000-record import, and searches see all of it or none', { timeout: 150_000 }, async () => {
+  // About 37 s on an idle machine; two copies of the suite side by side made the import alone take about 100 s.
+  it('keeps answering pings during a 2,000-record import, and searches see all of it or none', { timeout: 240_000 }, async () => {
     const { server, dir } = await serving({ CHATCTX_EMBEDDINGS: 'none' });
     const file = await recordsFile(dir, 2000);
     const client = await connectClient(server.url);
+    // A search that reaches the store while the import's transaction holds it waits for it (one PGlite
+    // connection): about 28 s on an idle machine, over a minute on a loaded one, so past the SDK's
+    // 60 s default. What this test checks is all-or-none, not how long that wait is.
     const candidates = async () =>
-      ((await client.callTool({ name: 'search_knowledge', arguments: { query: 'quuxifying queue deadline' } })).structuredContent as {
+      ((await client.callTool({ name: 'search_knowledge', arguments: { query: 'quuxifying queue deadline' } }, undefined, { timeout: 140_000 })).structuredContent as {
         retrieval: { total_candidates: number };
       }).retrieval.total_candidates;
     // Starter records share some of the words: the corpus before the import.
     const before = await candidates();
     await warmUp(server.url);
+    const baseline = await baselinePings(server.url);
     const importing = runCli(['--data-dir', dir, 'records', 'import', file, '--approve'], { CHATCTX_EMBEDDINGS: 'none' });
     const seen: number[] = [];
     const searching = (async () => {
@@ -100,7 +115,7 @@ describe('responsive while an owner imports', () => {
     const imported = await importing;
     expect(imported.code, imported.stderr).toBe(0);
 
-    expectNeverFrozen(pings);
+    expectNeverFrozen(pings, baseline);
     expect(seen.every((total) => total === before || total === before + 2000), `before ${before}, then ${JSON.stringify(seen)}`).toBe(true);
     expect(await candidates()).toBe(before + 2000);
     await client.close();
@@ -112,11 +127,12 @@ describe('responsive while an owner imports', () => {
     const { server, dir } = await serving({});
     const file = await recordsFile(dir, 80);
     await warmUp(server.url);
+    const baseline = await baselinePings(server.url);
     const importing = runCli(['--data-dir', dir, '--json', 'records', 'import', file, '--approve']);
     const pings = await pingWhile(server.url, importing);
     const imported = await importing;
     expect(imported.code, imported.stderr).toBe(0);
     expect(JSON.parse(imported.stdout)).toMatchObject({ created: 80, embedding: { embedded: 80 } });
-    expectNeverFrozen(pings);
+    expectNeverFrozen(pings, baseline);
   });
 });
