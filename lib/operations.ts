@@ -203,18 +203,7 @@ export class Operations extends Construct {
    */
   private allowAlarmsToPublish(): void {
     const alarms = Object.values(this.alarms).filter((alarm): alarm is cloudwatch.Alarm => alarm !== undefined);
-    this.topic.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'CloudWatchAlarmsPublish',
-        actions: ['sns:Publish'],
-        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-        resources: [this.topic.topicArn],
-        conditions: {
-          StringEquals: { 'aws:SourceAccount': Stack.of(this).account },
-          ArnEquals: { 'aws:SourceArn': alarms.map((alarm) => alarm.alarmArn) },
-        },
-      }),
-    );
+    this.allowServiceToPublish('cloudwatch.amazonaws.com', 'CloudWatchAlarmsPublish', { ArnEquals: { 'aws:SourceArn': alarms.map((alarm) => alarm.alarmArn) } });
   }
 
   private buildDashboard(metrics: OperationsMetrics, stackName: string): cloudwatch.Dashboard {
@@ -252,15 +241,7 @@ export class Operations extends Construct {
    * before it reports anything.
    */
   private costAnomalyAlert(thresholdUsd: number, stackName: string): ce.CfnAnomalyMonitor {
-    this.topic.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'CostAnomalyAlertsPublish',
-        actions: ['sns:Publish'],
-        principals: [new iam.ServicePrincipal('costalerts.amazonaws.com')],
-        resources: [this.topic.topicArn],
-        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
-      }),
-    );
+    this.allowServiceToPublish('costalerts.amazonaws.com', 'CostAnomalyAlertsPublish');
     const monitor = new ce.CfnAnomalyMonitor(this, 'CostAnomalyMonitor', {
       monitorName: `${stackName} services`,
       monitorType: 'DIMENSIONAL',
@@ -282,15 +263,21 @@ export class Operations extends Construct {
     return monitor;
   }
 
-  private costBudget(amount: number): budgets.CfnBudget {
+  /** Lets an AWS service publish to the topic on behalf of this account only (and `conditions` besides). */
+  private allowServiceToPublish(service: string, sid: string, conditions: Record<string, unknown> = {}): void {
     this.topic.addToResourcePolicy(
       new iam.PolicyStatement({
+        sid,
         actions: ['sns:Publish'],
-        principals: [new iam.ServicePrincipal('budgets.amazonaws.com')],
+        principals: [new iam.ServicePrincipal(service)],
         resources: [this.topic.topicArn],
-        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account }, ...conditions },
       }),
     );
+  }
+
+  private costBudget(amount: number): budgets.CfnBudget {
+    this.allowServiceToPublish('budgets.amazonaws.com', 'BudgetsPublish');
     const subscribers = [{ subscriptionType: 'SNS', address: this.topic.topicArn }];
     const notification = (notificationType: 'ACTUAL' | 'FORECASTED', threshold: number) => ({
       notification: { notificationType, comparisonOperator: 'GREATER_THAN', threshold, thresholdType: 'PERCENTAGE' },

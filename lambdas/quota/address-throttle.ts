@@ -26,6 +26,12 @@ export interface ThrottleRule {
   readonly perDay: number;
 }
 
+interface Counters {
+  readonly at: Date;
+  readonly hour: string;
+  readonly day: string;
+}
+
 /** Refused: come back after this many seconds. */
 export interface Throttled {
   readonly retryAfterSeconds: number;
@@ -40,10 +46,7 @@ export class AddressThrottle {
 
   /** Counts one event for `address` unless the rule's hourly or daily count is reached. */
   async take(rule: ThrottleRule, address: string): Promise<Throttled | undefined> {
-    const { hour, day, at } = await this.subjects(rule, address);
-    if (!(await this.store.consume(hour, utcDay(at), rule.perHour)).allowed) return { retryAfterSeconds: secondsUntilNextHour(at) };
-    if (!(await this.store.consume(day, utcDay(at), rule.perDay)).allowed) return { retryAfterSeconds: secondsUntilNextUtcMidnight(at) };
-    return undefined;
+    return this.consume(rule, await this.subjects(rule, address));
   }
 
   /**
@@ -51,10 +54,12 @@ export class AddressThrottle {
    * rule's hourly or daily count is reached: a bound on what many addresses, each
    * under its own limit, can do together.
    */
-  async takeServerWide(rule: ThrottleRule): Promise<Throttled | undefined> {
-    const at = this.now();
-    const day = `oauth-${rule.name}:all`;
-    const hour = `${day}:h${String(at.getUTCHours()).padStart(2, '0')}`;
+  takeServerWide(rule: ThrottleRule): Promise<Throttled | undefined> {
+    return this.consume(rule, this.counters(`oauth-${rule.name}:all`));
+  }
+
+  /** Counts one event on the hourly and then the daily counter, unless either is full. */
+  private async consume(rule: ThrottleRule, { hour, day, at }: Counters): Promise<Throttled | undefined> {
     if (!(await this.store.consume(hour, utcDay(at), rule.perHour)).allowed) return { retryAfterSeconds: secondsUntilNextHour(at) };
     if (!(await this.store.consume(day, utcDay(at), rule.perDay)).allowed) return { retryAfterSeconds: secondsUntilNextUtcMidnight(at) };
     return undefined;
@@ -75,9 +80,13 @@ export class AddressThrottle {
     await this.store.consume(day, utcDay(at), rule.perDay);
   }
 
-  private async subjects(rule: ThrottleRule, address: string) {
+  private async subjects(rule: ThrottleRule, address: string): Promise<Counters> {
+    return this.counters(`oauth-${rule.name}:${hashClientIp(await this.secrets.pepper(), countedAddress(address))}`);
+  }
+
+  /** The day's counter is `subject`; the hour's adds the UTC hour. */
+  private counters(subject: string): Counters {
     const at = this.now();
-    const subject = `oauth-${rule.name}:${hashClientIp(await this.secrets.pepper(), countedAddress(address))}`;
     return { at, day: subject, hour: `${subject}:h${String(at.getUTCHours()).padStart(2, '0')}` };
   }
 }

@@ -10,10 +10,10 @@
 import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CloudFormationCustomResourceCreateEvent, CloudFormationCustomResourceEvent, CloudFormationCustomResourceUpdateEvent } from 'aws-lambda';
+import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RDSDataClient } from '@aws-sdk/client-rds-data';
-import { startDataApiFixture } from '../support/data-api-fixture.ts';
+import { createEvent as createResourceEvent, deleteEvent as deleteResourceEvent, updateEvent as updateResourceEvent } from '../support/custom-resource-events.ts';
+import { fixtureSql, startDataApiFixture } from '../support/data-api-fixture.ts';
 import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
 import { SCHEMA_DIR } from '../../lambdas/storage/migrations.ts';
 import { schemaHash } from '../../lambdas/storage/schema-hash.ts';
@@ -49,35 +49,16 @@ function bundledSchema(extra: Record<string, string> = {}): string {
 const deployedWith = (schemaDir: string) =>
   migrationsHandler({ schemaDir, sql: () => sql, roles: async () => secrets, logger: createLogger((line) => logLines.push(line)) });
 
-const BASE = {
-  ServiceToken: 'arn:aws:lambda:us-east-1:123456789012:function:chatctx-MigrationsProviderframeworkonEvent',
-  ResponseURL: 'https://cloudformation-custom-resource-response-useast1.s3.amazonaws.com/response',
-  StackId: 'arn:aws:cloudformation:us-east-1:123456789012:stack/chatctx/00000000-0000-0000-0000-000000000000',
-  RequestId: 'request',
-  LogicalResourceId: 'MigrationsResource',
-  ResourceType: 'Custom::ChatctxMigrations',
-};
-const properties = (hash: string) => ({ ServiceToken: BASE.ServiceToken, SchemaHash: hash, Roles: Object.keys(secrets) });
-const createEvent = (hash: string): CloudFormationCustomResourceCreateEvent => ({ ...BASE, RequestType: 'Create', ResourceProperties: properties(hash) });
-const updateEvent = (hash: string, oldHash: string): CloudFormationCustomResourceUpdateEvent => ({
-  ...BASE,
-  RequestType: 'Update',
-  PhysicalResourceId: 'chatctx-schema',
-  ResourceProperties: properties(hash),
-  OldResourceProperties: properties(oldHash),
-});
+const properties = (hash: string) => ({ SchemaHash: hash, Roles: Object.keys(secrets) });
+const createEvent = (hash: string) => createResourceEvent(properties(hash));
+const updateEvent = (hash: string, oldHash: string) => updateResourceEvent(properties(hash), properties(oldHash));
 
 const probeTableExists = async () => (await sql.query<{ found: string | null }>("SELECT to_regclass('rollback_probe')::text AS found"))[0]!.found !== null;
 const recorded = async () => (await sql.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version')).map((r) => r.version);
 
 beforeAll(async () => {
   fixture = await startDataApiFixture();
-  sql = new DataApiSql({
-    client: new RDSDataClient({ endpoint: fixture.endpoint, region: 'us-east-1', credentials: { accessKeyId: 't', secretAccessKey: 't' } }),
-    resourceArn: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
-    secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:master',
-    database: 'chatctx',
-  });
+  sql = fixtureSql(fixture);
 }, 60_000);
 
 afterAll(async () => {
@@ -158,7 +139,7 @@ describe('events that change nothing', () => {
     });
 
   it('a Delete answers with its physical id, reading neither the schema nor the database', async () => {
-    const event: CloudFormationCustomResourceEvent = { ...BASE, RequestType: 'Delete', PhysicalResourceId: 'chatctx-schema', ResourceProperties: properties('a'.repeat(64)) };
+    const event: CloudFormationCustomResourceEvent = deleteResourceEvent(properties('a'.repeat(64)));
     await expect(untouchable()(event)).resolves.toEqual({ PhysicalResourceId: 'chatctx-schema' });
   });
 

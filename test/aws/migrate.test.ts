@@ -5,8 +5,7 @@
  * layouts (one shared tool role, or one role per tool).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RDSDataClient } from '@aws-sdk/client-rds-data';
-import { startDataApiFixture } from '../support/data-api-fixture.ts';
+import { fixtureSql, startDataApiFixture } from '../support/data-api-fixture.ts';
 import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
 import { SCHEMA_DIR } from '../../lambdas/storage/migrations.ts';
 import { runMigrations } from '../../lambdas/aws/migrations-resource.ts';
@@ -29,12 +28,7 @@ const canColumn = async (role: string, table: string, column: string, privilege:
 
 beforeAll(async () => {
   fixture = await startDataApiFixture();
-  sql = new DataApiSql({
-    client: new RDSDataClient({ endpoint: fixture.endpoint, region: 'us-east-1', credentials: { accessKeyId: 't', secretAccessKey: 't' } }),
-    resourceArn: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
-    secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:master',
-    database: 'chatctx',
-  });
+  sql = fixtureSql(fixture);
 }, 60_000);
 
 afterAll(async () => {

@@ -8,12 +8,11 @@
  * and the secret handling (the tool role's password written beside the pepper)
  * against a mocked Secrets Manager client.
  */
-import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { RDSDataClient } from '@aws-sdk/client-rds-data';
-import { startDataApiFixture } from '../support/data-api-fixture.ts';
+import { fixtureSql, startDataApiFixture } from '../support/data-api-fixture.ts';
+import { createEvent, updateEvent } from '../support/custom-resource-events.ts';
 import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
 import { SCHEMA_DIR } from '../../lambdas/storage/migrations.ts';
 import { schemaHash } from '../../lambdas/storage/schema-hash.ts';
@@ -32,12 +31,7 @@ const fixtures: Awaited<ReturnType<typeof startDataApiFixture>>[] = [];
 async function freshDatabase(): Promise<DataApiSql> {
   const fixture = await startDataApiFixture();
   fixtures.push(fixture);
-  return new DataApiSql({
-    client: new RDSDataClient({ endpoint: fixture.endpoint, region: 'us-east-1', credentials: { accessKeyId: 't', secretAccessKey: 't' } }),
-    resourceArn: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
-    secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:master',
-    database: 'chatctx',
-  });
+  return fixtureSql(fixture);
 }
 
 afterAll(async () => {
@@ -45,23 +39,9 @@ afterAll(async () => {
 });
 
 const HASH = schemaHash(SCHEMA_DIR);
-const BASE = {
-  ServiceToken: 'arn:aws:lambda:us-east-1:123456789012:function:provider',
-  ResponseURL: 'https://example.invalid/response',
-  StackId: 'arn:aws:cloudformation:us-east-1:123456789012:stack/chatctx/0',
-  RequestId: 'request',
-  LogicalResourceId: 'MigrationsResource',
-  ResourceType: 'Custom::ChatctxMigrations',
-};
-const props = (pepperArn: string) => ({ ServiceToken: BASE.ServiceToken, SchemaHash: HASH, PepperSecretArn: pepperArn });
-const create = (pepperArn: string): CloudFormationCustomResourceEvent => ({ ...BASE, RequestType: 'Create', ResourceProperties: props(pepperArn) });
-const update = (pepperArn: string, oldArn: string): CloudFormationCustomResourceEvent => ({
-  ...BASE,
-  RequestType: 'Update',
-  PhysicalResourceId: 'chatctx-schema',
-  ResourceProperties: props(pepperArn),
-  OldResourceProperties: props(oldArn),
-});
+const props = (pepperArn: string) => ({ SchemaHash: HASH, PepperSecretArn: pepperArn });
+const create = (pepperArn: string) => createEvent(props(pepperArn));
+const update = (pepperArn: string, oldArn: string) => updateEvent(props(pepperArn), props(oldArn));
 
 /** The migrate function as deployed with this pepper secret. */
 function deployedWith(sql: DataApiSql, secretArn: string, pepper: Buffer, source: PepperSource = 'stack', replace = false) {

@@ -27,6 +27,8 @@
  * every other statement waits (at most `lockTimeoutMs`, then fails) — stricter
  * isolation than Aurora, where each transaction has its own connection.
  */
+import { RDSDataClient } from '@aws-sdk/client-rds-data';
+import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
 import { listen } from '../../lambdas/local/listen.ts';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -403,4 +405,14 @@ export async function startDataApiFixture(options: { lockTimeoutMs?: number } = 
       await db.close();
     },
   };
+}
+
+/** The Data API adapter against `fixture`, as the migrate and admin functions use it (the master user's secret). */
+export function fixtureSql(fixture: DataApiFixture): DataApiSql {
+  return new DataApiSql({
+    client: new RDSDataClient({ endpoint: fixture.endpoint, region: 'us-east-1', credentials: { accessKeyId: 't', secretAccessKey: 't' } }),
+    resourceArn: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
+    secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:master',
+    database: 'chatctx',
+  });
 }
