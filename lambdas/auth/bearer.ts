@@ -6,7 +6,9 @@
  * revoked: refused with 401.
  * A bad key never falls through to guest access, so a typo is noticed at once.
  * A resolver may also take another kind of bearer token (`accepts`): OAuth access
- * tokens, which stand for an API key (`oauth/access-token-resolver.ts`).
+ * tokens, which stand for an API key and are good only for the resource they were
+ * issued for, the `audience` (`oauth/access-token-resolver.ts`). Each request's
+ * token is resolved once, here.
  */
 import { isWellFormedApiKey } from './api-keys.ts';
 
@@ -17,16 +19,17 @@ export type AuthOutcome =
   | { readonly ok: false; readonly reason: 'missing' | 'malformed' | 'invalid' };
 
 export interface KeyResolver {
-  resolve(key: string): Promise<{ id: string; dailyQuota: number | null } | undefined>;
+  /** `audience`: the URL of the resource asked for; a token issued for another resolves to nothing. */
+  resolve(key: string, audience?: string): Promise<{ id: string; dailyQuota: number | null } | undefined>;
   /** Whether a bearer token that is not an API key is one this resolver resolves too. */
   accepts?(token: string): boolean;
 }
 
-export async function authenticate(header: string | null, keys: KeyResolver, guestEnabled: boolean): Promise<AuthOutcome> {
+export async function authenticate(header: string | null, keys: KeyResolver, guestEnabled: boolean, audience?: string): Promise<AuthOutcome> {
   if (header === null) return guestEnabled ? { ok: true, caller: { kind: 'guest' } } : { ok: false, reason: 'missing' };
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   if (!match || !(isWellFormedApiKey(match[1]!) || keys.accepts?.(match[1]!))) return { ok: false, reason: 'malformed' };
-  const key = await keys.resolve(match[1]!);
+  const key = await keys.resolve(match[1]!, audience);
   if (!key) return { ok: false, reason: 'invalid' };
   return { ok: true, caller: { kind: 'key', id: key.id, dailyQuota: key.dailyQuota } };
 }

@@ -1,8 +1,9 @@
 /**
- * The MCP gateway on Lambda: the shared fetch-style handler between API Gateway
- * proxy events and the AWS adapters. Transport rules, Origin/Host, Accept, auth,
- * quota, initialize, ping, tools/list and notifications run here; each tools/call
- * is dispatched to its own function through the Lambda ToolInvoker.
+ * The MCP gateway on Lambda: the shared front door (`protocol/endpoint.ts`) between
+ * API Gateway proxy events and the AWS adapters. Transport rules, Origin/Host,
+ * Accept, auth, quota, initialize, ping, tools/list, notifications and the OAuth
+ * endpoints run here; each tools/call is dispatched to its own function through the
+ * Lambda ToolInvoker.
  *
  * What a connected client costs while idle: GET is answered before authentication
  * with `: connected` and a one-hour `retry:` hint, then the stream closes, so the
@@ -12,7 +13,8 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createMcpHttpHandler, type McpHttpDeps } from '../protocol/mcp-http-handler.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
-import { oauthKeyResolver, withOAuthChallenge, type OAuthKeyResolver } from '../oauth/access-token-resolver.ts';
+import { oauthKeyResolver, type OAuthKeyResolver } from '../oauth/access-token-resolver.ts';
+import { createEndpoint } from '../protocol/endpoint.ts';
 import type { UntrustedFetcher } from '../streams/untrusted-fetch.ts';
 import { createOAuthRoutes, type OAuthRoutes } from '../oauth/oauth-routes.ts';
 import { readSettings, type Environment } from '../config/settings.ts';
@@ -35,14 +37,8 @@ export type GatewayHandler = (event: APIGatewayProxyEvent) => Promise<APIGateway
  * the OAuth endpoints answer beside `/mcp`, under the stage's URL.
  */
 export function createGatewayHandler(deps: McpHttpDeps, oauth?: OAuthRoutes): GatewayHandler {
-  const handle = withOAuthChallenge(createMcpHttpHandler(deps), { secrets: deps.secrets, now: deps.now && (() => deps.now!().getTime()) });
-  return async (event) => {
-    const request = toRequest(event);
-    const baseUrl = stageBaseUrl(event);
-    const clientIp = clientIpOf(event);
-    const answered = oauth && (await oauth(request, baseUrl, clientIp));
-    return toResult(answered ?? (await handle(request, { clientIp }, baseUrl)));
-  };
+  const endpoint = createEndpoint({ guard: deps.config, routes: { mcp: createMcpHttpHandler(deps), oauth }, logger: deps.logger });
+  return async (event) => toResult(await endpoint(toRequest(event), { clientIp: clientIpOf(event), baseUrl: stageBaseUrl(event) }));
 }
 
 /**

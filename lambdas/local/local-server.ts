@@ -1,8 +1,8 @@
 /**
  * The local runtime: one Node process that owns a data directory and serves
  *
- *  - the MCP endpoint (`/mcp`) through the shared fetch-style core handler, plus
- *    the public documentation files, and
+ *  - the MCP endpoint (`/mcp`), the OAuth endpoints and the public documentation
+ *    files through the shared front door (`protocol/endpoint.ts`), and
  *  - a loopback-only admin endpoint (`admin-endpoint.ts`), so CLI commands work
  *    while the server holds the store.
  *
@@ -28,7 +28,8 @@ import { chmod, rm, writeFile } from 'node:fs/promises';
 import { getRequestListener } from '@hono/node-server';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Logger } from '../ports/logger.ts';
-import { createMcpHttpHandler, type McpHttpHandler } from '../protocol/mcp-http-handler.ts';
+import { createMcpHttpHandler } from '../protocol/mcp-http-handler.ts';
+import { createEndpoint, type EndpointRoutes } from '../protocol/endpoint.ts';
 import { createToolHandlers } from '../tools/tool-handlers.ts';
 import { SearchCache } from '../retrieval/search-cache.ts';
 import { BufferedSearchEvents, type SearchEventSink } from '../retrieval/search-events.ts';
@@ -36,11 +37,10 @@ import { InProcessToolInvoker } from '../tools/in-process-invoker.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
 import { SqlQuotaStore } from '../quota/sql-quota-store.ts';
 import { MirroredQuotaStore } from '../quota/mirrored-quota-store.ts';
-import { oauthKeyResolver, withOAuthChallenge } from '../oauth/access-token-resolver.ts';
+import { oauthKeyResolver } from '../oauth/access-token-resolver.ts';
 import { UntrustedFetcher } from '../streams/untrusted-fetch.ts';
 import { scheduleSourceChecks } from './source-check-timer.ts';
 import { createOAuthRoutes } from '../oauth/oauth-routes.ts';
-import { checkOrigin } from '../protocol/request-guards.ts';
 import { utcDay } from '../quota/quota-clock.ts';
 import { createEmbedder } from '../embeddings/embedder-factory.ts';
 import { embedRecords, recordsToEmbed } from '../embeddings/record-embeddings.ts';
@@ -77,9 +77,8 @@ export interface StartOptions {
 
 /** What answers requests once the store is open. */
 interface Ready {
-  readonly handle: McpHttpHandler;
-  /** The OAuth endpoints (`oauth/oauth-routes.ts`); undefined for any other path. */
-  readonly oauth: (request: Request, clientIp: string) => Promise<Response | undefined>;
+  /** `/mcp` and the OAuth endpoints, behind the front door. */
+  readonly routes: EndpointRoutes;
   readonly serveAdmin: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }
 
@@ -92,7 +91,7 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
   try {
     let ready!: (value: Ready) => void;
     const whenReady = new Promise<Ready>((resolve) => (ready = resolve));
-    const mcp = await bindMcp(config, whenReady, options.drainMs ?? 5000);
+    const mcp = await bindMcp(config, whenReady, options.drainMs ?? 5000, logger);
     let draining: Promise<void> | undefined;
     const drainMcp = () => (draining ??= mcp.close());
     stops.push(drainMcp);
@@ -251,9 +250,7 @@ async function answering(
     searchEventRetentionDays: config.searchEventRetentionDays,
     sourcesPrivateAddresses: config.sourcesPrivateAddresses,
   };
-  const challenged = withOAuthChallenge(mcp, { secrets: store.secrets });
-  const handle: McpHttpHandler = (request, context) => challenged(request, context, new URL(request.url).origin);
-  const routes = createOAuthRoutes({
+  const oauth = createOAuthRoutes({
     sql: store.sql,
     secrets: store.secrets,
     keys,
@@ -266,10 +263,7 @@ async function answering(
     fetcher: oauthFetcher,
     onRevoked: () => keys.forget(),
   });
-  // The OAuth pages and endpoints answer only for this server's Host names (DNS rebinding), from any Origin.
-  const oauth = async (request: Request, ip: string) =>
-    checkOrigin(request, { allowedHosts: config.allowedHosts, allowedOrigins: ['*'] }) ? undefined : routes(request, new URL(request.url).origin, ip);
-  return { handle, oauth, serveAdmin: createAdminEndpoint(admin, adminToken, logger) };
+  return { routes: { mcp, oauth }, serveAdmin: createAdminEndpoint(admin, adminToken, logger) };
 }
 
 /**
@@ -294,16 +288,18 @@ async function embedStale(store: LocalStore, embedder: Embedder | undefined, sig
  * The MCP endpoint and the documentation files on HOST:PORT. The port is bound
  * first; MCP requests wait until the store answers, the documentation does not.
  */
-async function bindMcp(config: LocalConfig, whenReady: Promise<Ready>, drainMs: number) {
+async function bindMcp(config: LocalConfig, whenReady: Promise<Ready>, drainMs: number, logger: Logger) {
   let url = '';
   let site = (_request: Request): Response | undefined => undefined;
-  const listener = getRequestListener(async (request, env) => {
-    const file = site(request);
-    if (file) return file;
-    const { handle, oauth } = await whenReady;
-    const ip = clientIp(env.incoming as IncomingMessage, config.trustedProxies);
-    return (await oauth(request, ip)) ?? handle(request, { clientIp: ip });
+  const endpoint = createEndpoint({
+    guard: { allowedHosts: config.allowedHosts, allowedOrigins: config.allowedOrigins },
+    site: (request) => site(request),
+    routes: whenReady.then((ready) => ready.routes),
+    logger,
   });
+  const listener = getRequestListener((request, env) =>
+    endpoint(request, { clientIp: clientIp(env.incoming as IncomingMessage, config.trustedProxies), baseUrl: new URL(request.url).origin }),
+  );
   const requests = tracked(listener);
   // Request timeouts are checked this often (Node's default, 30 s, would let a trickle run past them).
   const server = createServer({ connectionsCheckingInterval: 1000 }, requests.listener);

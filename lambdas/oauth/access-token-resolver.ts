@@ -10,10 +10,10 @@
  * family (a replayed refresh token or code) stops its tokens as soon as a revoked
  * key stops itself: at once on the local server, within the key cache's age on AWS.
  *
- * `withOAuthChallenge` wraps the MCP endpoint: an access token issued for another
- * resource is refused there like any unknown token, and every 401 names the
- * protected resource metadata (RFC 9728), so a connector can find the
- * authorization server. Requests without a token, and API keys, pass unchanged.
+ * A token issued for another resource (its audience is not the URL asked for) is
+ * refused like any unknown token. The token is verified once per request: the MCP
+ * endpoint resolves the caller once, and each 401 it gives names the protected
+ * resource metadata (RFC 9728) so a connector can find the authorization server.
  */
 import type { KeyResolver } from '../auth/bearer.ts';
 import { CachedKeyResolver } from '../auth/cached-key-resolver.ts';
@@ -22,7 +22,6 @@ import type { Secrets } from '../ports/secrets.ts';
 import type { Sql } from '../ports/sql.ts';
 import { OAuthStore } from './oauth-store.ts';
 import { ACCESS_TOKEN_PREFIX, isAccessTokenShaped, verifyAccessToken } from './oauth-crypto.ts';
-import { resourceMetadataUrl } from './oauth-routes.ts';
 
 interface Forgetful extends KeyResolver {
   forget?(): void;
@@ -42,10 +41,10 @@ export class OAuthKeyResolver implements KeyResolver {
     return isAccessTokenShaped(token);
   }
 
-  async resolve(token: string): Promise<ActiveKey | undefined> {
+  async resolve(token: string, audience?: string): Promise<ActiveKey | undefined> {
     if (!token.startsWith(ACCESS_TOKEN_PREFIX)) return this.apiKeys.resolve(token);
     const claims = verifyAccessToken(await this.secrets.pepper(), token, this.now());
-    if (!claims) return undefined;
+    if (!claims || claims.audience !== audience) return undefined;
     return this.keyIds.resolve(claims.familyId === undefined ? claims.keyId : `${claims.keyId} ${claims.familyId}`);
   }
 
@@ -75,39 +74,4 @@ export function oauthKeyResolver(repository: KeyLookups, sql: Sql, secrets: Secr
     },
   };
   return new OAuthKeyResolver(new CachedKeyResolver(repository, options), new CachedKeyResolver(grants, options), secrets);
-}
-
-export interface ChallengeOptions {
-  readonly secrets: Secrets;
-  /** Clock in epoch milliseconds. @default Date.now */
-  readonly now?: () => number;
-  /** @default '/mcp' */
-  readonly mcpPath?: string;
-}
-
-/** A fetch-style MCP endpoint that also takes the public base URL the request came through. */
-export function withOAuthChallenge<C>(
-  handle: (request: Request, context: C) => Promise<Response>,
-  options: ChallengeOptions,
-): (request: Request, context: C, baseUrl: string) => Promise<Response> {
-  const mcpPath = options.mcpPath ?? '/mcp';
-  return async (request, context, baseUrl) => {
-    const token = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')?.[1];
-    let forwarded = request;
-    if (token?.startsWith(ACCESS_TOKEN_PREFIX)) {
-      const claims = verifyAccessToken(await options.secrets.pepper(), token, (options.now ?? Date.now)());
-      if (claims && claims.audience !== `${baseUrl}${mcpPath}`) {
-        // Issued for another resource: the endpoint refuses it like any token it cannot resolve.
-        const headers = new Headers(request.headers);
-        headers.set('authorization', 'Bearer -');
-        forwarded = new Request(request, { headers });
-      }
-    }
-    const response = await handle(forwarded, context);
-    if (response.status === 401) {
-      const challenge = response.headers.get('www-authenticate') ?? 'Bearer realm="chatctx"';
-      response.headers.set('WWW-Authenticate', `${challenge}, resource_metadata="${resourceMetadataUrl(baseUrl, mcpPath)}"`);
-    }
-    return response;
-  };
 }

@@ -1,8 +1,8 @@
 /**
  * chatctx's own small OAuth 2.1 authorization server, for connector clients that
  * cannot send a static API key, as a fetch-style function: a `Request` for one of
- * its paths in, a `Response` out (`undefined` for any other path). Both runtimes
- * mount it beside the MCP endpoint, under the same base URL.
+ * its paths in, a `Response` out. Both runtimes mount it beside the MCP endpoint,
+ * under the same base URL, through the front door.
  *
  *   GET  /.well-known/oauth-protected-resource[/mcp]  RFC 9728 metadata of the MCP endpoint
  *   GET  /.well-known/oauth-authorization-server      RFC 8414 metadata of the authorization server
@@ -22,15 +22,13 @@
  * the old one. Against guessing and flooding: the consent form counts wrong keys
  * per caller address and makes the address wait (an hour, then the rest of the
  * day); registration and metadata document fetches are throttled per address
- * (`oauth-clients.ts`). Every request is logged (`oauth_request`: path, method,
- * status, duration) and every refusal that matters for security is a log line
+ * (`oauth-clients.ts`). The front door (`protocol/endpoint.ts`) logs every request
+ * (`oauth_request`: path, method, status, duration) and catches failures; every refusal that matters for security is a log line
  * with a `security_event` field (never a token, key or code), which the stack
  * counts in a metric.
  */
 import { createHash } from 'node:crypto';
 import { randomUUID } from 'node:crypto';
-import { retryAfterOf } from '../errors/app-error.ts';
-import { errorKind } from '../observability/logger.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { QuotaStore } from '../ports/quota-store.ts';
 import type { Secrets } from '../ports/secrets.ts';
@@ -72,10 +70,21 @@ export interface OAuthRoutesDeps {
 }
 
 /**
- * `baseUrl` is the public URL the paths hang from: the server's origin, or the API
- * stage's URL; `clientIp` is the caller's address, for the per-address limits.
+ * The OAuth endpoints as the front door (`protocol/endpoint.ts`) mounts them:
+ * `baseUrl` is the public URL the paths hang from (the server's origin, or the API
+ * stage's URL); `clientIp` is the caller's address, for the per-address limits.
  */
-export type OAuthRoutes = (request: Request, baseUrl: string, clientIp: string) => Promise<Response | undefined>;
+export interface OAuthRoutes {
+  /** Whether `path` is one of these endpoints. */
+  owns(path: string): boolean;
+  answer(request: Request, baseUrl: string, clientIp: string): Promise<Response>;
+  /**
+   * The answer to a request on `path` that failed: 503 with `Retry-After` when the
+   * store is not ready yet, else 500, neither saying more; the consent page answers
+   * as a page, the other endpoints as OAuth error JSON (RFC 6749 §5.2).
+   */
+  failure(path: string, retryAfter: number | undefined): Response;
+}
 
 /** Access tokens last an hour: a revoked key's connector stops within that time at most (sooner, by the key cache). */
 export const ACCESS_TOKEN_SECONDS = 3600;
@@ -107,14 +116,13 @@ type OAuthErrorCode =
   | 'server_error';
 
 export function createOAuthRoutes(deps: OAuthRoutesDeps): OAuthRoutes {
-  const server = new OAuthServer(deps);
-  return (request, baseUrl, clientIp) => server.answer(request, baseUrl, clientIp);
+  return new OAuthServer(deps);
 }
 
 type Caller = { readonly base: string; readonly ip: string };
 type Route = { readonly methods: readonly string[]; readonly cors: boolean; readonly answer: (request: Request, caller: Caller) => Promise<Response> };
 
-class OAuthServer {
+class OAuthServer implements OAuthRoutes {
   private readonly now: () => Date;
   private readonly mcpPath: string;
   private readonly store: OAuthStore;
@@ -151,42 +159,28 @@ class OAuthServer {
     };
   }
 
-  async answer(request: Request, baseUrl: string, clientIp: string): Promise<Response | undefined> {
-    const path = new URL(request.url).pathname;
-    const route = Object.hasOwn(this.routes, path) ? this.routes[path]! : undefined;
-    if (!route) return undefined;
-    const started = performance.now();
-    let response: Response;
-    if (request.method === 'OPTIONS' && route.cors) response = new Response(null, { status: 204, headers: corsHeaders() });
-    else if (!route.methods.includes(request.method)) response = new Response(null, { status: 405, headers: { Allow: route.methods.join(', ') } });
-    else {
-      try {
-        response = await route.answer(request, { base: baseUrl, ip: clientIp });
-      } catch (error) {
-        response = this.failure(path, error);
-      }
-      if (route.cors) for (const [name, value] of Object.entries(corsHeaders())) response.headers.set(name, value);
-    }
-    this.deps.logger.info('oauth_request', { path, method: request.method, status: response.status, duration_ms: Math.round(performance.now() - started) });
+  owns(path: string): boolean {
+    return Object.hasOwn(this.routes, path);
+  }
+
+  /** A path `owns` accepted; the front door catches what this throws and logs each request. */
+  async answer(request: Request, baseUrl: string, clientIp: string): Promise<Response> {
+    const route = this.routes[new URL(request.url).pathname]!;
+    if (request.method === 'OPTIONS' && route.cors) return new Response(null, { status: 204, headers: corsHeaders() });
+    if (!route.methods.includes(request.method)) return new Response(null, { status: 405, headers: { Allow: route.methods.join(', ') } });
+    const response = await route.answer(request, { base: baseUrl, ip: clientIp });
+    if (route.cors) for (const [name, value] of Object.entries(corsHeaders())) response.headers.set(name, value);
     return response;
   }
 
-  /**
-   * The error boundary of every OAuth route: a store that is not ready yet (a
-   * resuming cluster) gives 503 with `Retry-After`, anything else a logged 500
-   * that says nothing about the cause; the consent page answers as a page.
-   */
-  private failure(path: string, error: unknown): Response {
-    const retryAfter = retryAfterOf(error);
-    // A store still resuming is a wait, not a fault: warn, so the failure alarm counts only faults.
-    const fields = { path, error: errorKind(error), retry_after: retryAfter };
-    if (retryAfter === undefined) this.deps.logger.error('oauth_request_failed', fields);
-    else this.deps.logger.warn('oauth_request_failed', fields);
-    const status = retryAfter === undefined ? 500 : 503;
+  failure(path: string, retryAfter: number | undefined): Response {
     const message = retryAfter === undefined ? 'Internal error; nothing was changed. Try again later.' : `The service is starting; try again in ${retryAfter} seconds.`;
+    const status = retryAfter === undefined ? 500 : 503;
     const response =
       path === '/oauth/authorize' ? page(status, errorPage(message)) : json(status, { error: retryAfter === undefined ? 'server_error' : 'temporarily_unavailable', error_description: message });
     if (retryAfter !== undefined) response.headers.set('Retry-After', String(retryAfter));
+    // A browser-based client reads the failure like any other answer of a CORS route.
+    if (this.routes[path]?.cors) for (const [name, value] of Object.entries(corsHeaders())) response.headers.set(name, value);
     return response;
   }
 

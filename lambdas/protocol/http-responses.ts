@@ -36,13 +36,13 @@ export function sseFrame(messages: readonly unknown[]): string {
 
 export const HTTP = {
   badRequest: (code: number, message: string) => jsonRpcError(400, code, message),
-  unauthorized: (description: string) =>
+  unauthorized: (description: string, resourceMetadata: string) =>
     jsonRpcError(401, -32001, `Unauthorized: ${description}`, {
-      'WWW-Authenticate': `Bearer realm="chatctx", error="invalid_token", error_description="${description}"`,
+      'WWW-Authenticate': `Bearer realm="chatctx", error="invalid_token", error_description="${description}", resource_metadata="${resourceMetadata}"`,
     }),
-  missingCredentials: () =>
+  missingCredentials: (resourceMetadata: string) =>
     jsonRpcError(401, -32001, 'Unauthorized: this server requires an API key (guest access is disabled).', {
-      'WWW-Authenticate': 'Bearer realm="chatctx"',
+      'WWW-Authenticate': `Bearer realm="chatctx", resource_metadata="${resourceMetadata}"`,
     }),
   forbidden: (message: string) => jsonRpcError(403, -32000, `Forbidden: ${message}`),
   notFound: () => jsonRpcError(404, -32000, 'Not found: the MCP endpoint is /mcp.'),
@@ -58,6 +58,9 @@ export const HTTP = {
   tooManyStreams: (retryAfter: number) =>
     jsonRpcError(429, -32000, 'Too many open event streams: close one, or try again after Retry-After.', { 'Retry-After': String(retryAfter) }),
   internal: () => jsonRpcError(500, -32603, 'Internal error. The request was not completed; try again later.'),
+  /** A fault on a documentation path, whose readers expect text, not JSON-RPC. */
+  plainInternal: () =>
+    new Response('Internal Server Error\n', { status: 500, headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' } }),
   /** Something the request needs is not ready yet (a resuming database): wait `retryAfter` seconds. */
   unavailable: (retryAfter: number, reason: string) =>
     jsonRpcError(503, -32000, `Service Unavailable: ${reason}`, { 'Retry-After': String(retryAfter) }),

@@ -1,10 +1,11 @@
 /**
- * The MCP endpoint as one fetch-style function: `Request` in, `Response` out.
- * Both runtimes call it (the local Node server and the API Gateway Lambda), so
- * transport rules live here once:
+ * The MCP endpoint (`/mcp`) as one fetch-style function: `Request` in, `Response`
+ * out. Both runtimes reach it through the front door (`endpoint.ts`), which has
+ * already checked Host and Origin and catches what this throws, so transport rules
+ * live here once:
  *
- *   path → Origin/Host (403) → method (405) → [GET in `close` mode: Accept (406),
- *   stream, no auth] → auth (401) → Accept (406)
+ *   method (405) → [GET in `close` mode: Accept (406), stream, no auth]
+ *   → auth (401, the caller resolved once) → Accept (406)
  *   → Content-Type (415) → size (413) → JSON (400/-32700) → quota (429)
  *   → a fresh MCP server + stateless transport → SSE-framed response.
  *
@@ -23,14 +24,13 @@ import type { QuotaStore } from '../ports/quota-store.ts';
 import type { Secrets } from '../ports/secrets.ts';
 import type { ToolInvoker } from '../ports/tool-invoker.ts';
 import type { Logger } from '../ports/logger.ts';
-import { errorKind } from '../observability/logger.ts';
 import { authenticate, type Caller, type KeyResolver } from '../auth/bearer.ts';
 import { QuotaPolicy } from '../quota/quota-policy.ts';
-import { checkOrigin, type OriginPolicy } from './request-guards.ts';
+import type { OriginPolicy } from './request-guards.ts';
+import { resourceMetadataUrl } from '../oauth/oauth-routes.ts';
 import { ProtocolErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { answerMessage, toolCallProblem } from './mcp-server.ts';
 import { HTTP, jsonRpcError, rpcError, type JsonRpcId } from './http-responses.ts';
-import { retryAfterOf } from '../errors/app-error.ts';
 import { preflight, withCors } from './cors.ts';
 import { StreamCount, openEventStream, type EventStreamMode } from './event-stream.ts';
 import { createModernEndpoint, isModernRequest } from './modern-era.ts';
@@ -61,6 +61,8 @@ export interface McpHttpDeps {
 export interface RequestContext {
   /** The connection's source address as the socket or API Gateway reports it. */
   readonly clientIp: string;
+  /** The public URL the paths hang from: the server's origin, or the API stage's URL. */
+  readonly baseUrl: string;
 }
 
 export type McpHttpHandler = (request: Request, context: RequestContext) => Promise<Response>;
@@ -73,27 +75,7 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
   const streams = new StreamCount();
   const modern = createModernEndpoint(deps.invoker);
 
-  return async (request, context) => {
-    const started = performance.now();
-    let response: Response;
-    try {
-      response = await route(request, context);
-    } catch (error) {
-      logFailure(deps.logger, error);
-      response = failureResponse(error);
-    }
-    response.headers.delete('mcp-session-id');
-    deps.logger.info('http_request', { method: request.method, status: response.status, duration_ms: Math.round(performance.now() - started) });
-    return response;
-  };
-
-  async function route(request: Request, context: RequestContext): Promise<Response> {
-    if (new URL(request.url).pathname !== path) return HTTP.notFound();
-    const refused = checkOrigin(request, deps.config);
-    if (refused) return HTTP.forbidden(refused);
-    // The Origin, if any, is allowed from here on: a browser client may read every answer, refusals included.
-    return withCors(request, await answer(request, context));
-  }
+  return async (request, context) => withCors(request, await answer(request, context));
 
   async function answer(request: Request, context: RequestContext): Promise<Response> {
     if (request.method === 'OPTIONS') return preflight(request);
@@ -102,11 +84,13 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     // connected client's reconnects never reach the key store or the quota store.
     if (request.method === 'GET' && deps.config.getStream.mode === 'close') return openStream(request, context.clientIp);
 
-    const auth = await authenticate(request.headers.get('authorization'), deps.keys, quota.guestsAllowed);
+    const auth = await authenticate(request.headers.get('authorization'), deps.keys, quota.guestsAllowed, `${context.baseUrl}${path}`);
     if (!auth.ok) {
       deps.logger.info('auth_refused', { reason: auth.reason });
-      if (auth.reason === 'missing') return HTTP.missingCredentials();
-      return HTTP.unauthorized(auth.reason === 'malformed' ? 'The bearer token is not a chatctx API key.' : 'The API key is invalid or revoked.');
+      // Each 401 names the protected resource metadata (RFC 9728), so a connector can find the authorization server.
+      const metadata = resourceMetadataUrl(context.baseUrl, path);
+      if (auth.reason === 'missing') return HTTP.missingCredentials(metadata);
+      return HTTP.unauthorized(auth.reason === 'malformed' ? 'The bearer token is not a chatctx API key.' : 'The API key is invalid or revoked.', metadata);
     }
     const subject = await quota.subject(auth.caller, context.clientIp);
     const response = request.method === 'GET' ? openStream(request, context.clientIp) : await handlePost(request, auth.caller, subject);
@@ -145,18 +129,6 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
     for (const [name, value] of Object.entries(outcome.headers)) response.headers.set(name, value);
     return response;
   }
-}
-
-/** A store still resuming is a wait, not a fault: a warning, so the failure alarm counts only faults. */
-function logFailure(logger: McpHttpDeps['logger'], error: unknown): void {
-  if (retryAfterOf(error) === undefined) logger.error('request_failed', { error: errorKind(error) });
-  else logger.warn('request_failed', { error: errorKind(error) });
-}
-
-/** A request that failed unexpectedly: 503 with Retry-After when something was not ready yet (a resuming database), else 500. */
-function failureResponse(error: unknown): Response {
-  const retryAfter = retryAfterOf(error);
-  return retryAfter === undefined ? HTTP.internal() : HTTP.unavailable(retryAfter, (error as Error).message);
 }
 
 /** False when the request names an `MCP-Protocol-Version` this server does not support. */

@@ -21,15 +21,15 @@ const rendered = new Map<string, SiteHandler>();
 /** A stage is reached through a handful of hosts (its execute-api host, custom domains); more means odd Host headers. */
 const MAX_RENDERED = 8;
 
-/** The documentation file for the request, or 404: the site function's whole answer. */
-export function serveSite(request: Request, settings: DocsSettings): Response {
+/** The documentation file for the request under `settings`, kept per MCP URL; undefined for any other path. */
+export function serveSite(request: Request, settings: DocsSettings): Response | undefined {
   const key = `${settings.mcpUrl}\u0000${settings.guestDailyLimit}`;
   let site = rendered.get(key);
   if (!site) {
     if (rendered.size >= MAX_RENDERED) rendered.clear();
     rendered.set(key, (site = createSiteHandler(settings)));
   }
-  return site(request) ?? new Response('Not found', { status: 404, headers: { 'Content-Type': 'text/plain' } });
+  return site(request);
 }
 
 function fileResponse(file: DocFile, method: string): Response {

@@ -97,7 +97,7 @@ describe('site Lambda', () => {
     const res = await broken(event);
     expect(res.statusCode).toBe(500);
     expect(res.body).toBe('Internal Server Error\n');
-    expect(logged).toEqual(['site_request_failed {"error":"ConfigError"}']);
+    expect(logged).toEqual(['request_failed {"route":"site","error":"ConfigError"}']);
     expect((await get('/llms.txt')).status).toBe(200);
   });
 });

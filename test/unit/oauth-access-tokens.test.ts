@@ -2,7 +2,8 @@
  * OAuth access tokens as bearer credentials: accepted while signed by this
  * server's pepper and unexpired (time injected), resolved to the API key they
  * stand for through the id cache, refused once tampered with, expired, signed
- * with another pepper, or when the key is gone; API keys still go to the API key
+ * with another pepper, presented to another resource, or when the key is gone;
+ * API keys still go to the API key
  * resolver, and `forget` empties both caches.
  */
 import { describe, expect, it } from 'vitest';
@@ -14,7 +15,8 @@ import { derivedKey, signAccessToken, verifyAccessToken } from '../../lambdas/oa
 
 const PEPPER = Buffer.alloc(32, 7);
 const NOW = Date.parse('2026-05-01T12:00:00Z');
-const claims = { keyId: 'key-1', audience: 'https://mcp.example.com/mcp', clientHash: 'c', expiresAt: NOW / 1000 + 3600 };
+const AUDIENCE = 'https://mcp.example.com/mcp';
+const claims = { keyId: 'key-1', audience: AUDIENCE, clientHash: 'c', expiresAt: NOW / 1000 + 3600 };
 
 function resolverWith(active: Set<string>, clock = { now: NOW }) {
   const lookups: string[] = [];
@@ -43,22 +45,31 @@ describe('access tokens', () => {
   it('authenticate as the key they stand for, looked up once per cache period', async () => {
     const { resolver, lookups } = resolverWith(new Set(['key-1']));
     const header = `Bearer ${signAccessToken(PEPPER, claims)}`;
-    expect(await authenticate(header, resolver, true)).toEqual({ ok: true, caller: { kind: 'key', id: 'key-1', dailyQuota: 5 } });
-    expect(await authenticate(header, resolver, true)).toEqual({ ok: true, caller: { kind: 'key', id: 'key-1', dailyQuota: 5 } });
+    expect(await authenticate(header, resolver, true, AUDIENCE)).toEqual({ ok: true, caller: { kind: 'key', id: 'key-1', dailyQuota: 5 } });
+    expect(await authenticate(header, resolver, true, AUDIENCE)).toEqual({ ok: true, caller: { kind: 'key', id: 'key-1', dailyQuota: 5 } });
     expect(lookups).toEqual(['key-1']);
+  });
+
+  it('authenticate only at the resource they were issued for, and with no lookup elsewhere', async () => {
+    const { resolver, lookups } = resolverWith(new Set(['key-1']));
+    const header = `Bearer ${signAccessToken(PEPPER, claims)}`;
+    expect(await authenticate(header, resolver, true, 'https://other.example.com/mcp')).toEqual({ ok: false, reason: 'invalid' });
+    expect(await authenticate(header, resolver, true)).toEqual({ ok: false, reason: 'invalid' });
+    expect(lookups).toEqual([]);
+    expect((await authenticate(header, resolver, true, AUDIENCE)).ok).toBe(true);
   });
 
   it('stop authenticating when expired or when their key is revoked (after forget)', async () => {
     const active = new Set(['key-1']);
     const { resolver, clock } = resolverWith(active);
     const header = `Bearer ${signAccessToken(PEPPER, claims)}`;
-    expect((await authenticate(header, resolver, true)).ok).toBe(true);
+    expect((await authenticate(header, resolver, true, AUDIENCE)).ok).toBe(true);
     active.delete('key-1');
     resolver.forget();
-    expect(await authenticate(header, resolver, true)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await authenticate(header, resolver, true, AUDIENCE)).toEqual({ ok: false, reason: 'invalid' });
     active.add('key-1');
     clock.now = NOW + 3_600_000;
-    expect(await authenticate(header, resolver, true)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await authenticate(header, resolver, true, AUDIENCE)).toEqual({ ok: false, reason: 'invalid' });
   });
 
   it('leave API keys and malformed tokens as they were', async () => {
@@ -75,7 +86,7 @@ describe('access tokens', () => {
     const token = signAccessToken(PEPPER, { ...claims, familyId: family });
     expect(verifyAccessToken(PEPPER, token, NOW)).toEqual({ ...claims, familyId: family });
     const { resolver, lookups } = resolverWith(new Set([`key-1 ${family}`]));
-    expect(await authenticate(`Bearer ${token}`, resolver, true)).toEqual({ ok: true, caller: { kind: 'key', id: `key-1 ${family}`, dailyQuota: 5 } });
+    expect(await authenticate(`Bearer ${token}`, resolver, true, AUDIENCE)).toEqual({ ok: true, caller: { kind: 'key', id: `key-1 ${family}`, dailyQuota: 5 } });
     expect(lookups).toEqual([`key-1 ${family}`]);
     // A family that is not a string is not a token this server signed the claims of.
     const odd = Buffer.from(JSON.stringify({ k: 'key-1', a: claims.audience, c: 'c', e: claims.expiresAt, f: 7 })).toString('base64url');
