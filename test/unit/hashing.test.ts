@@ -9,8 +9,16 @@
  * were checked against an independent HMAC and HKDF implementation.
  */
 import { describe, expect, it } from 'vitest';
-import { hashApiKey, hashClientIp, hashEmbeddingCacheKey, hashQuery, hashSearchInput } from '../../lambdas/privacy/hashing.ts';
-import { derivedKey, hashOAuthSecret, signAccessToken, verifyAccessToken } from '../../lambdas/oauth/oauth-crypto.ts';
+import {
+  derivedKey,
+  hashApiKey,
+  hashClientIp,
+  hashEmbeddingCacheKey,
+  hashOAuthSecret,
+  hashQuery,
+  hashSearchInput,
+} from '../../lambdas/privacy/hashing.ts';
+import { signAccessToken, verifyAccessToken } from '../../lambdas/oauth/oauth-crypto.ts';
 import { CSRF_COOKIE, csrfValid } from '../../lambdas/oauth/consent-page.ts';
 import { pepperFingerprint } from '../../lambdas/storage/pepper-fingerprint.ts';
 
