@@ -17,7 +17,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { Sql } from '../ports/sql.ts';
 import type { Logger } from '../ports/logger.ts';
-import type { RetryClock } from '../storage/data-api-sql.ts';
+import type { RetryClock } from '../storage/data-api-retry.ts';
 import { errorKind, silentLogger } from '../observability/logger.ts';
 import { INVOCATION_CLOCK } from './invocation-deadline.ts';
 

@@ -14,7 +14,7 @@
  * the functions' timeouts (set by the stack).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { SYSTEM_CLOCK, type RetryClock } from '../storage/data-api-sql.ts';
+import { SYSTEM_CLOCK, type RetryClock } from '../storage/data-api-retry.ts';
 
 /** What an entry needs from the Lambda context. */
 export interface RemainingTime {

@@ -35,7 +35,7 @@ import type { Logger } from '../ports/logger.ts';
 import type { ToolCallResult, ToolInvocation, ToolInvoker } from '../ports/tool-invoker.ts';
 import type { ToolName } from '../tools/guarded-tool.ts';
 import { toolError } from '../tools/tool-result.ts';
-import type { RetryClock } from '../storage/data-api-sql.ts';
+import type { RetryClock } from '../storage/data-api-retry.ts';
 import { INVOCATION_CLOCK, INVOKE_RETURN_MS, currentDeadline } from './invocation-deadline.ts';
 
 /** Time a second tool invocation needs at least, for it to be worth starting. */

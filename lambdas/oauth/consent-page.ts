@@ -9,8 +9,8 @@
  * cannot arrange: it can neither read the form nor make the browser send the cookie.
  * The page may not be framed (clickjacking).
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { derivedKey } from './oauth-crypto.ts';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { derivedKeyMac } from '../privacy/hashing.ts';
 
 export const CSRF_COOKIE = 'chatctx_oauth_csrf';
 const CSRF_SECONDS = 600;
@@ -47,7 +47,7 @@ export function csrfCookieHeader(value: string, secure: boolean): string {
 }
 
 function csrfMac(pepper: Buffer, cookie: string, expires: number): string {
-  return createHmac('sha256', derivedKey(pepper, 'oauth-consent-csrf')).update(`${cookie}.${expires}`).digest('base64url');
+  return derivedKeyMac(pepper, 'oauth-consent-csrf', `${cookie}.${expires}`);
 }
 
 function readCookie(header: string | null, name: string): string | undefined {

@@ -29,7 +29,8 @@ import type { Logger } from '../ports/logger.ts';
 import type { Secrets } from '../ports/secrets.ts';
 import type { AddressThrottle, ThrottleRule } from '../quota/address-throttle.ts';
 import { UntrustedFetchError, type UntrustedFetcher } from '../streams/untrusted-fetch.ts';
-import { hashOAuthSecret, newSecret } from './oauth-crypto.ts';
+import { hashOAuthSecret } from '../privacy/hashing.ts';
+import { newSecret } from './oauth-crypto.ts';
 import { LOOPBACK_HOSTS, redirectAllowed } from './redirect-uris.ts';
 import type { OAuthStore } from './oauth-store.ts';
 

@@ -1,14 +1,15 @@
 /**
- * The keyed material behind OAuth: access tokens signed with a key derived from the
- * pepper, the stored form (a keyed hash) of every other OAuth secret, and fresh
- * random secrets. Access tokens are checked without the database; their claims say
- * which API key they stand for, whom they were issued to, for which resource and
- * until when.
+ * OAuth access tokens and fresh random secrets. Access tokens are checked without
+ * the database; their claims say which API key they stand for, whom they were
+ * issued to, for which resource and until when. Their signature, like the stored
+ * form of every other OAuth secret (`hashOAuthSecret`), is made in
+ * `privacy/hashing.ts`, with a key derived from the pepper for this one purpose.
  *
  * An access token is `kb_at_` + base64url(JSON claims) + `.` + base64url(HMAC-SHA256).
  * It does not decide policy (lifetimes, audiences): `oauth-routes.ts` does.
  */
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { derivedKeyMac } from '../privacy/hashing.ts';
 
 export const ACCESS_TOKEN_PREFIX = 'kb_at_';
 
@@ -26,11 +27,6 @@ export interface AccessTokenClaims {
   readonly expiresAt: number;
   /** The token family it was issued in (absent from tokens issued before families existed). */
   readonly familyId?: string;
-}
-
-/** A key for one purpose, derived from the pepper (HKDF-SHA256), so no two purposes share a key. */
-export function derivedKey(pepper: Buffer, purpose: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', pepper, Buffer.alloc(0), `chatctx ${purpose}`, 32));
 }
 
 export function isAccessTokenShaped(token: string): boolean {
@@ -62,12 +58,7 @@ export function verifyAccessToken(pepper: Buffer, token: string, nowMs: number):
 }
 
 function signature(pepper: Buffer, payload: string): string {
-  return createHmac('sha256', derivedKey(pepper, 'oauth-access-token')).update(payload).digest('base64url');
-}
-
-/** What a code, refresh token or registered client id is stored as: a keyed hash, one key per purpose. */
-export function hashOAuthSecret(pepper: Buffer, purpose: 'code' | 'refresh' | 'client', value: string): string {
-  return createHmac('sha256', derivedKey(pepper, 'oauth-storage')).update(`${purpose}\u0000${value}`).digest('hex');
+  return derivedKeyMac(pepper, 'oauth-access-token', payload);
 }
 
 /** A fresh secret: a recognisable prefix and 32 random bytes. */

@@ -41,7 +41,8 @@ import { readBounded } from '../streams/bounded-read.ts';
 import { ClientDirectory, ClientError, ClientLimitError, type OAuthClient } from './oauth-clients.ts';
 import { OAuthStore, type Grant } from './oauth-store.ts';
 import { redirectMatches } from './redirect-uris.ts';
-import { hashOAuthSecret, newSecret, signAccessToken } from './oauth-crypto.ts';
+import { hashOAuthSecret } from '../privacy/hashing.ts';
+import { newSecret, signAccessToken } from './oauth-crypto.ts';
 import { AUTHORIZE_PARAMS, PAGE_HEADERS, consentPage, csrfCookieHeader, csrfValid, errorPage, newCsrf } from './consent-page.ts';
 
 export interface OAuthRoutesDeps {

@@ -10,7 +10,7 @@
  * The fingerprint is an HMAC of a fixed label under the pepper: it identifies the
  * pepper without revealing anything about it.
  */
-import { createHmac } from 'node:crypto';
+import { keyedHash } from '../privacy/hashing.ts';
 import type { Sql } from '../ports/sql.ts';
 
 const LABEL = 'chatctx pepper fingerprint v1';
@@ -23,7 +23,7 @@ export class PepperMismatchError extends Error {
 }
 
 export function pepperFingerprint(pepper: Buffer): string {
-  return createHmac('sha256', pepper).update(LABEL).digest('hex');
+  return keyedHash(pepper, LABEL);
 }
 
 /**

@@ -1,14 +1,18 @@
 /**
  * `DataApiSql` with the real AWS SDK client against a Data-API-compatible
  * endpoint backed by PGlite (test/support/data-api-fixture.ts): migrations,
- * parameter and result encoding, transactions, the resuming-cluster retry, error
- * hygiene, and the core's own import + search + get_guidance path over it, which
- * proves the SQL the core sends and the Data API record encoding on real Postgres.
+ * parameter and result encoding as the service binds and returns them,
+ * transactions, the resuming-cluster and transient-error retries over the wire,
+ * error hygiene, and the core's own import + search + get_guidance path over it,
+ * which proves the SQL the core sends and the Data API record encoding on real
+ * Postgres. The encoding and retry rules on their own, without the service, are
+ * test/unit/data-api-encoding.test.ts and test/unit/data-api-retry.test.ts.
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RDSDataClient } from '@aws-sdk/client-rds-data';
-import { DataApiError, DataApiSql, isReadOnlyStatement, isResumingError, toNamedParameters } from '../../lambdas/storage/data-api-sql.ts';
+import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
+import { DataApiError } from '../../lambdas/storage/data-api-encoding.ts';
 import { UnavailableError } from '../../lambdas/errors/app-error.ts';
 import { FakeClock, pauseCluster } from '../support/paused-cluster.ts';
 import { DatabaseError } from '../../lambdas/storage/database-error.ts';
@@ -72,14 +76,6 @@ describe('migrations', () => {
 });
 
 describe('parameter encoding', () => {
-  it('rewrites $n outside literals, quoted identifiers, dollar quotes and comments', () => {
-    const text = `SELECT '$1 it''s' AS "a$2", E'\\'$3' AS b, $$ $4 $$ AS c, $tag$ $5 $tag$ AS d, $1::uuid, x$6 -- $7\n /* $8 */ FROM t WHERE y = $10`;
-    expect(toNamedParameters(text)).toEqual({
-      sql: `SELECT '$1 it''s' AS "a$2", E'\\'$3' AS b, $$ $4 $$ AS c, $tag$ $5 $tag$ AS d, :p1::uuid, x$6 -- $7\n /* $8 */ FROM t WHERE y = :p10`,
-      used: [1, 10],
-    });
-  });
-
   it('round-trips strings, integers, floats, booleans, null, jsonb, vectors and uuids', async () => {
     const tricky = `it's "quoted", with $1 and :p1 and $$ inside`;
     const uuid = '0f8fad5b-d9cb-469f-a165-70867728950e';
@@ -222,18 +218,6 @@ describe('transactions', () => {
 describe('resuming cluster', () => {
   const COMMUNICATIONS =
     'Communications link failure\n\nThe last packet sent successfully to the server was 0 milliseconds ago. The driver has not received any packets from the server.';
-
-  it('recognises the resuming errors and nothing else', () => {
-    const named = (name: string, message: string) => Object.assign(new Error(message), { name });
-    expect(isResumingError(named('DatabaseResumingException', 'The Aurora DB instance is resuming after being auto-paused.'))).toBe(true);
-    expect(isResumingError(named('DatabaseUnavailableException', 'The writer instance in the DB cluster is not available.'))).toBe(true);
-    expect(isResumingError(named('BadRequestException', COMMUNICATIONS))).toBe(true);
-    expect(isResumingError(named('BadRequestException', 'Database chatctx is resuming, please retry'))).toBe(true);
-    expect(isResumingError(named('BadRequestException', 'DatabaseNotFoundException: the database is resuming'))).toBe(true);
-    expect(isResumingError(named('BadRequestException', 'ERROR: relation "x" does not exist; SQLState: 42P01'))).toBe(false);
-    expect(isResumingError(named('ForbiddenException', 'is resuming'))).toBe(false);
-    expect(isResumingError('Communications link failure')).toBe(false);
-  });
 
   it('retries a statement until the cluster answers', async () => {
     const before = fixture.calls.length;
@@ -392,16 +376,6 @@ describe('transient service errors', () => {
       fixture.clearFailures();
     }
     expect(clock.now() - started).toBeLessThanOrEqual(10_000);
-  });
-
-  it('tells read-only statements from the rest', () => {
-    expect(isReadOnlyStatement('SELECT id FROM records WHERE slug = :p1')).toBe(true);
-    expect(isReadOnlyStatement('-- the count\n  WITH x AS (SELECT 1) SELECT * FROM x')).toBe(true);
-    expect(isReadOnlyStatement('SELECT updated_at, last_update FROM records')).toBe(true);
-    expect(isReadOnlyStatement('WITH moved AS (DELETE FROM a RETURNING *) SELECT * FROM moved')).toBe(false);
-    expect(isReadOnlyStatement('SELECT id FROM records FOR UPDATE')).toBe(false);
-    expect(isReadOnlyStatement('SELECT nextval(\'s\')')).toBe(false);
-    expect(isReadOnlyStatement('UPDATE api_keys SET last_used_at = now()')).toBe(false);
   });
 });
 

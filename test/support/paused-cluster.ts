@@ -4,7 +4,7 @@
  * `DatabaseResumingException` to every operation until the clock reaches the end
  * of the resume. No test waits in real time.
  */
-import type { RetryClock } from '../../lambdas/storage/data-api-sql.ts';
+import type { RetryClock } from '../../lambdas/storage/data-api-retry.ts';
 import type { DataApiFixture } from './data-api-fixture.ts';
 
 const OPERATIONS = ['Execute', 'BeginTransaction', 'CommitTransaction', 'RollbackTransaction'];

@@ -11,7 +11,8 @@ import { authenticate } from '../../lambdas/auth/bearer.ts';
 import { CachedKeyResolver } from '../../lambdas/auth/cached-key-resolver.ts';
 import { OAuthKeyResolver } from '../../lambdas/oauth/access-token-resolver.ts';
 import { createHmac } from 'node:crypto';
-import { derivedKey, signAccessToken, verifyAccessToken } from '../../lambdas/oauth/oauth-crypto.ts';
+import { signAccessToken, verifyAccessToken } from '../../lambdas/oauth/oauth-crypto.ts';
+import { derivedKey } from '../../lambdas/privacy/hashing.ts';
 
 const PEPPER = Buffer.alloc(32, 7);
 const NOW = Date.parse('2026-05-01T12:00:00Z');
