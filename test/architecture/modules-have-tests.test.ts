@@ -1,8 +1,10 @@
 /**
  * Every module of `lambdas/` has a test a reader can find: a test file imports it
- * at run time or carries its name, or the "Covered elsewhere" table in
- * docs/testing.md names the tests that run it and says how. A new module without
- * a test fails here by name, and so does a row that outlived its module or test.
+ * at run time, or a unit test or contract suite carries its name (a test of the
+ * same name elsewhere may be about a feature, not the module), or the "Covered
+ * elsewhere" table in docs/testing.md names the tests that run it and says how.
+ * A new module without a test fails here by name, and so does a row that
+ * outlived its module or its tests.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -45,7 +47,7 @@ const modules = sourceFiles(['lambdas'])
   .filter((path) => !PENDING.some((pending) => path.startsWith(pending)));
 const tests = sourceFiles(['test']).filter((file) => /\.(test|contract)\.ts$/.test(file.path) && !file.path.startsWith('test/cdk/'));
 const imported = new Set(tests.flatMap((file) => file.imports.filter((imp) => !imp.typeOnly && imp.target).map((imp) => imp.target!)));
-const testNames = new Set(tests.filter((file) => file.path.endsWith('.test.ts')).map((file) => basename(file.path, '.test.ts')));
+const testNames = new Set(tests.filter((file) => /^test\/(unit|contracts)\/[^/]+\.test\.ts$/.test(file.path)).map((file) => basename(file.path, '.test.ts')));
 const namedByTest = (path: string) => imported.has(path) || testNames.has(moduleName(path));
 const rows = readCoveredElsewhere();
 
