@@ -2,7 +2,7 @@
  * Reads a byte stream up to a limit, stopping (and cancelling the stream) as soon
  * as more than the limit has arrived, so an oversized body is never buffered
  * whole. Shared by the MCP endpoint's request bodies (`protocol/read-body.ts`) and
- * the pages `records draft --from-url` fetches (`records/record-draft.ts`).
+ * the OAuth endpoints' bodies (`oauth/oauth-routes.ts`).
  */
 
 /** The bytes, or undefined when the stream carried more than `limit` bytes. */
