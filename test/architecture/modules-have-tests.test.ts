@@ -17,11 +17,6 @@ import { REPO_ROOT, sourceFiles } from '../support/source-files.ts';
  */
 const PENDING = [
   'lambdas/protocol/',
-  'lambdas/oauth/',
-  'lambdas/aws/gateway.ts',
-  'lambdas/local/local-server.ts',
-  'lambdas/storage/data-api-sql.ts',
-  'lambdas/privacy/hashing.ts',
 ];
 
 interface Row {
