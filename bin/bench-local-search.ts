@@ -28,9 +28,9 @@ import { openLocalStore } from '../lambdas/local/local-store.ts';
 import { importRecords } from '../lambdas/records/record-import.ts';
 import { embedRecords, recordsToEmbed } from '../lambdas/embeddings/record-embeddings.ts';
 import { createEmbedder } from '../lambdas/embeddings/embedder-factory.ts';
-import { CachedEmbedder } from './evaluation/cached-embedder.ts';
-import { loadBeirDataset } from './evaluation/beir.ts';
-import { beirDocToRecord } from './evaluation/run-eval.ts';
+import { CachedEmbedder } from './eval/cached-embedder.ts';
+import { loadBeirDataset } from './eval/beir.ts';
+import { beirDocToRecord } from './eval/run-eval.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'chatctx.js');

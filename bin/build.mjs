@@ -25,7 +25,7 @@ function walk(dir, out = []) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (entry.name !== 'node_modules' && entry.name !== 'evaluation') walk(path, out);
+      if (entry.name !== 'node_modules' && entry.name !== 'eval') walk(path, out);
     } else out.push(path);
   }
   return out;
