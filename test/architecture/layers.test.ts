@@ -3,7 +3,7 @@
  * them: a folder imports only from folders in lower layers (and from `schema/`),
  * `ports/` holds nothing but types, no file takes part in an import cycle, and the
  * SDKs, PGlite and the encoder are imported only by the adapters that wrap them.
- * `bin/` may import all of that, nothing imports `bin/` back, and the folders of `bin/`
+ * `bin/` may import all of that, nothing but the tests imports `bin/`, and its folders
  * keep the one-way order of their own table there.
  * A change that breaks a rule fails here with the file and line that broke it.
  */
