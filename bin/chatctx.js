@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Entry point of the `chatctx` command. It runs the CLI compiled ahead into
-// `.build/` (see build.mjs), compiling first when a source changed since, so a
+// `.build/` (see build/build.mjs), compiling first when a source changed since, so a
 // command starts as plain JavaScript. Without esbuild (an install without dev
 // dependencies) it runs the TypeScript sources through tsx instead, more slowly.
 import { pathToFileURL } from 'node:url';
-import { build, currentBuild } from './build.mjs';
+import { build, currentBuild } from './build/build.mjs';
 
 let folder = currentBuild();
 if (!folder) {

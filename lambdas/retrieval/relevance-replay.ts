@@ -3,7 +3,7 @@
  * candidates as `search_knowledge` scores them before any profile decides (slug,
  * evidence, boosted score, version exclusion), in hybrid mode (the store's encoder)
  * or keyword mode. A profile is then fitted and replayed on these without touching
- * the store again (bin/evaluation/calibrate.ts). Runs where the store is: in process,
+ * the store again (bin/eval/calibrate.ts). Runs where the store is: in process,
  * behind the local admin endpoint, or in the admin Lambda of a deployed stack.
  *
  * Question text is used to search and is neither logged nor stored; query

@@ -9,7 +9,7 @@
  *
  * The weights are fitted per embedder profile (`use-lite`, `titan-v2`, `none`), since
  * one encoder's cosine is not another's: `npm run eval:guidance -- --calibrate` fits
- * them on the tune half of the evaluation questions (bin/evaluation/calibrate.ts).
+ * them on the tune half of the evaluation questions (bin/eval/calibrate.ts).
  * This module computes and applies; it never reads the store (relevance-profiles.ts does).
  */
 import { z } from 'zod';

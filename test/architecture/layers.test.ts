@@ -3,19 +3,22 @@
  * them: a folder imports only from folders in lower layers (and from `schema/`),
  * `ports/` holds nothing but types, no file takes part in an import cycle, and the
  * SDKs, PGlite and the encoder are imported only by the adapters that wrap them.
+ * `bin/` may import all of that, nothing but the tests imports `bin/`, and its folders
+ * keep the one-way order of their own table there.
  * A change that breaks a rule fails here with the file and line that broke it.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, lambdaFolder, sourceFiles, type SourceFile } from '../support/source-files.ts';
+import { REPO_ROOT, binFolder, lambdaFolder, sourceFiles, type SourceFile } from '../support/source-files.ts';
+
+const architecture = readFileSync(join(REPO_ROOT, 'docs', 'architecture.md'), 'utf8');
 
 /** Folder → layer number, from the layer table in docs/architecture.md. */
 function readLayers(): Map<string, number> {
-  const section = readFileSync(join(REPO_ROOT, 'docs', 'architecture.md'), 'utf8');
-  if (!section.includes('| layer |')) throw new Error('docs/architecture.md has no layer table');
+  if (!architecture.includes('| layer |')) throw new Error('docs/architecture.md has no layer table');
   const layers = new Map<string, number>();
-  for (const row of section.split('\n')) {
+  for (const row of architecture.split('\n')) {
     const match = /^\|\s*(\d+)\s*\|([^|]+)\|/.exec(row);
     if (!match) continue;
     for (const folder of match[2]!.matchAll(/`([a-z-]+)\/`/g)) layers.set(folder[1]!, Number(match[1]));
@@ -23,8 +26,50 @@ function readLayers(): Map<string, number> {
   return layers;
 }
 
+/** `bin/` folder → the other folders of `bin/` it may import from, from the `bin/` table in docs/architecture.md. */
+function readBinOrder(): Map<string, string[]> {
+  const lines = architecture.split('\n');
+  const header = lines.findIndex((line) => line.startsWith('| folder of `bin/` |'));
+  if (header < 0) throw new Error('docs/architecture.md has no table of the folders of bin/');
+  const order = new Map<string, string[]>();
+  const folderNames = (cell: string) => [...cell.matchAll(/`(bin\/(?:[a-z-]+\/)?)`/g)].map((m) => m[1]!);
+  for (const row of lines.slice(header + 2)) {
+    if (!row.startsWith('|')) break;
+    const [folder, allowed] = row.split('|').slice(1, 3).map(folderNames);
+    if (folder?.length !== 1) throw new Error(`docs/architecture.md: a row of the bin/ table names no single folder: ${row}`);
+    order.set(folder[0]!, allowed ?? []);
+  }
+  return order;
+}
+
+/** Every cycle in a graph of name → names it points to, each as `a → b → a`. */
+function cycles(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const found: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'open') found.push([...stack.slice(stack.indexOf(next)), next].join(' → '));
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return found;
+}
+
+/** Imports between the given files only, as a graph for `cycles`. */
+function importGraph(among: readonly SourceFile[], root: string): Map<string, string[]> {
+  return new Map(among.map((f) => [f.path, f.imports.filter((i) => i.target?.startsWith(root)).map((i) => i.target!)]));
+}
+
 const layers = readLayers();
 const files = sourceFiles(['lambdas']);
+const binOrder = readBinOrder();
+const binFiles = sourceFiles(['bin']);
 const where = (file: SourceFile, line: number) => `${file.path}:${line}`;
 
 describe('layers', () => {
@@ -64,22 +109,53 @@ describe('layers', () => {
   });
 
   it('no file of lambdas/ takes part in an import cycle', () => {
-    const graph = new Map(files.map((f) => [f.path, f.imports.filter((i) => i.target?.startsWith('lambdas/')).map((i) => i.target!)]));
-    const cycles: string[] = [];
-    const state = new Map<string, 'open' | 'done'>();
-    const stack: string[] = [];
-    const visit = (node: string) => {
-      state.set(node, 'open');
-      stack.push(node);
-      for (const next of graph.get(node) ?? []) {
-        if (state.get(next) === 'open') cycles.push([...stack.slice(stack.indexOf(next)), next].join(' → '));
-        else if (!state.has(next)) visit(next);
+    expect(cycles(importGraph(files, 'lambdas/'))).toEqual([]);
+  });
+});
+
+describe('bin/', () => {
+  /** Every file under bin/, repository-relative: the sources this test reads and any other kind. */
+  const everyFile = readdirSync(join(REPO_ROOT, 'bin'), { recursive: true, encoding: 'utf8' })
+    .map((path) => `bin/${path}`)
+    .filter((path) => statSync(join(REPO_ROOT, path)).isFile());
+
+  it('docs/architecture.md names every folder of bin/, and its order runs one way', () => {
+    const folders = [...new Set(everyFile.map((path) => binFolder(path)!))].sort();
+    expect(folders.filter((folder) => !binOrder.has(folder))).toEqual([]);
+    expect([...binOrder.keys()].filter((folder) => !folders.includes(folder))).toEqual([]);
+    expect([...binOrder.values()].flat().filter((folder) => !binOrder.has(folder))).toEqual([]);
+    expect(cycles(binOrder)).toEqual([]);
+  });
+
+  it('every file of bin/ is a source this test reads, or a shell script, which imports nothing of ours', () => {
+    const read = new Set(binFiles.map((f) => f.path));
+    expect(everyFile.filter((path) => !read.has(path) && !path.endsWith('.sh'))).toEqual([]);
+  });
+
+  it('a file of bin/ imports from its own folder and the folders of bin/ its row names, never from test/', () => {
+    const crossing: string[] = [];
+    for (const file of binFiles) {
+      const from = binFolder(file.path)!;
+      for (const imp of file.imports) {
+        if (imp.target?.startsWith('test/')) crossing.push(`${where(file, imp.line)} ${imp.specifier}: bin/ never imports test/`);
+        const to = imp.target ? binFolder(imp.target) : undefined;
+        if (!to || to === from || binOrder.get(from)?.includes(to)) continue;
+        crossing.push(`${where(file, imp.line)} ${imp.specifier}: ${from} does not import from ${to}`);
       }
-      stack.pop();
-      state.set(node, 'done');
-    };
-    for (const node of graph.keys()) if (!state.has(node)) visit(node);
-    expect(cycles).toEqual([]);
+    }
+    expect(crossing).toEqual([]);
+  });
+
+  it('lib/ and schema/ import nothing from bin/ either', () => {
+    const inward = sourceFiles(['lib', 'schema']).flatMap((file) =>
+      file.imports.filter((imp) => imp.target?.startsWith('bin/')).map((imp) => `${where(file, imp.line)} ${imp.specifier}`),
+    );
+    expect(inward).toEqual([]);
+  });
+
+  it('no file of bin/ takes part in an import cycle', () => {
+    expect(binFiles.length).toBeGreaterThan(0);
+    expect(cycles(importGraph(binFiles, 'bin/'))).toEqual([]);
   });
 });
 

@@ -112,7 +112,7 @@ describe('Lambda bundles', () => {
 
   it.each(NAMES)('%s leaves out the local sentence encoder and the local server', (name) => {
     const inputs = Object.keys(bundles[name].metafile.inputs);
-    for (const heavy of ['@energetic-ai', '@tensorflow', 'lambdas/local/', 'bin/evaluation/']) {
+    for (const heavy of ['@energetic-ai', '@tensorflow', 'lambdas/local/', 'bin/eval/']) {
       expect(inputs.filter((input) => input.includes(heavy)), `${name} pulls in ${heavy}`).toEqual([]);
     }
     // A cold-start budget, not a Lambda limit: the tool bundles are ~4 MB, mostly gpt-tokenizer's encodings.

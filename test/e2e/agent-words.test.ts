@@ -168,7 +168,7 @@ const CALIBRATION_QUESTIONS = [
 /** `npm run eval:guidance -- …` as an owner runs it. */
 function evalGuidance(args: string[]): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/eval-guidance.ts', ...args], { cwd: REPO_ROOT, env: process.env });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/eval/eval-guidance.ts', ...args], { cwd: REPO_ROOT, env: process.env });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

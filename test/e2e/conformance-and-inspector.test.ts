@@ -23,7 +23,7 @@ afterAll(async () => {
 
 function runScript(script: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', script), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'check', script), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));

@@ -20,7 +20,7 @@ afterAll(async () => {
 
 function smoke(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/smoke.ts', ...args], { cwd: REPO_ROOT, env: process.env });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/check/smoke.ts', ...args], { cwd: REPO_ROOT, env: process.env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

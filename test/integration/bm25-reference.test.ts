@@ -3,8 +3,8 @@
  * obvious queries put the obvious doc first; a stop-word-only query finds nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { Bm25Reference, bm25Tokens } from '../../bin/evaluation/bm25-reference.ts';
-import type { BeirDoc } from '../../bin/evaluation/beir.ts';
+import { Bm25Reference, bm25Tokens } from '../../bin/eval/bm25-reference.ts';
+import type { BeirDoc } from '../../bin/eval/beir.ts';
 
 const corpus: BeirDoc[] = [
   { id: 'd1', title: 'Photosynthesis in plants', text: 'Green plants convert sunlight, water and carbon dioxide into glucose and oxygen in their chloroplasts.' },

@@ -16,7 +16,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { registerClient, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { MCP_ACCEPT, authorize, discoverFrom401, openConsent, submitConsent, type Discovered } from './oauth-flow.ts';
-import { seededRandom } from '../../bin/seeded-random.ts';
+import { seededRandom } from '../../bin/bench/seeded-random.ts';
 
 export interface OAuthSecurityTarget {
   /** The MCP endpoint: the resource tokens are issued for. */

@@ -28,7 +28,7 @@ export interface SourceFile {
   readonly imports: readonly Import[];
 }
 
-const SOURCE = /\.(ts|mjs)$/;
+const SOURCE = /\.(ts|mjs|js)$/;
 
 /** Every source file under the given repository folders (no node_modules, no tests unless asked). */
 export function sourceFiles(folders: readonly string[]): SourceFile[] {
@@ -70,4 +70,11 @@ function parse(absolute: string): SourceFile {
 export function lambdaFolder(path: string): string | undefined {
   const parts = path.split('/');
   return parts[0] === 'lambdas' && parts.length > 2 ? parts[1] : undefined;
+}
+
+/** `bin/<folder>/…` → `bin/<folder>/`; a file at the top of `bin/` → `bin/`; anything else → undefined. */
+export function binFolder(path: string): string | undefined {
+  const parts = path.split('/');
+  if (parts[0] !== 'bin') return undefined;
+  return parts.length > 2 ? `bin/${parts[1]}/` : 'bin/';
 }

@@ -4,8 +4,8 @@
  * are answered best, and the profile chosen for a search follows the encoder.
  */
 import { describe, expect, it } from 'vitest';
-import { calibrate, fitLogistic, objective } from '../../bin/evaluation/calibrate.ts';
-import type { GuidanceQuestion } from '../../bin/evaluation/guidance-eval.ts';
+import { calibrate, fitLogistic, objective } from '../../bin/eval/calibrate.ts';
+import type { GuidanceQuestion } from '../../bin/eval/guidance-eval.ts';
 import { FEATURES, relevanceProbability, relevanceProfileSchema, type Features } from '../../lambdas/retrieval/relevance.ts';
 import { DEFAULT_PROFILES, profileFor, profileNameOf } from '../../lambdas/retrieval/relevance-profiles.ts';
 import type { QuestionReplay } from '../../lambdas/retrieval/relevance-replay.ts';

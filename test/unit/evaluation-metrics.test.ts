@@ -11,7 +11,7 @@ import {
   percentile,
   recallAt,
   splitByQueryId,
-} from '../../bin/evaluation/metrics.ts';
+} from '../../bin/eval/metrics.ts';
 
 const rel = (entries: Record<string, number>) => new Map(Object.entries(entries));
 

@@ -7,12 +7,12 @@
  * test/integration/embedding-seed.test.ts fails while the file misses a passage.
  */
 import { writeFile } from 'node:fs/promises';
-import { readRecordFiles } from '../lambdas/records/record-files.ts';
-import { STARTER_CORPUS_DIR } from '../lambdas/local/local-store.ts';
-import { passagesOf } from '../lambdas/embeddings/record-embeddings.ts';
-import { UseLiteEmbedder } from '../lambdas/embeddings/use-lite-embedder.ts';
-import { loadSeed, seedFile } from '../lambdas/embeddings/embedding-seed.ts';
-import { encodeVectors, vectorKey } from '../lambdas/embeddings/vector-file.ts';
+import { readRecordFiles } from '../../lambdas/records/record-files.ts';
+import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
+import { passagesOf } from '../../lambdas/embeddings/record-embeddings.ts';
+import { UseLiteEmbedder } from '../../lambdas/embeddings/use-lite-embedder.ts';
+import { loadSeed, seedFile } from '../../lambdas/embeddings/embedding-seed.ts';
+import { encodeVectors, vectorKey } from '../../lambdas/embeddings/vector-file.ts';
 
 const encoder = new UseLiteEmbedder();
 const records = await readRecordFiles(STARTER_CORPUS_DIR);

@@ -14,24 +14,26 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameS
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BUILDS = join(ROOT, '.build');
 const CURRENT = join(BUILDS, 'current');
-/** What the CLI runs: its own sources, the core, and the tool schemas. */
-const SOURCES = ['bin', 'lambdas', 'schema'];
+/** What the CLI runs besides its own files: the core, and the tool schemas. */
+const SOURCES = ['lambdas', 'schema'];
 const KEEP_OLD_BUILDS_MS = 10 * 60 * 1000;
 
-function walk(dir, out = []) {
+function walk(dir, out = [], deep = true) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (entry.name !== 'node_modules' && entry.name !== 'evaluation') walk(path, out);
+      if (deep && entry.name !== 'node_modules') walk(path, out);
     } else out.push(path);
   }
   return out;
 }
 
-const sources = () => SOURCES.flatMap((folder) => walk(join(ROOT, folder)));
+// The CLI is the files at the top of bin/; its folders hold scripts that npm runs from
+// the sources, so they are neither compiled nor a reason to compile again.
+const sources = () => [...walk(join(ROOT, 'bin'), [], false), ...SOURCES.flatMap((folder) => walk(join(ROOT, folder)))];
 const newestSource = () => Math.max(...sources().map((file) => statSync(file).mtimeMs));
 
 /** The folder of a build that is complete and newer than every source, or undefined. */

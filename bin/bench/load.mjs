@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'chatctx.js');
 const seconds = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 10;
 const dir = mkdtempSync(join(tmpdir(), 'chatctx-bench-'));

@@ -1,6 +1,6 @@
 /**
- * `npm run eval:guidance -- [options]`: the honesty evaluation (bin/evaluation/guidance-eval.ts)
- * and the calibration of relevance profiles (bin/evaluation/calibrate.ts).
+ * `npm run eval:guidance -- [options]`: the honesty evaluation (bin/eval/guidance-eval.ts)
+ * and the calibration of relevance profiles (bin/eval/calibrate.ts).
  *
  * Without a target, the guidance corpus is imported and embedded into an in-memory
  * store, and every question of both sets (real developers' questions, and those
@@ -20,21 +20,21 @@ import { Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { PgliteSql } from '../lambdas/storage/pglite-sql.ts';
-import { migrate } from '../lambdas/storage/migrations.ts';
-import { readRecordFiles } from '../lambdas/records/record-files.ts';
-import { importRecords } from '../lambdas/records/record-import.ts';
-import { embedRecords, recordsToEmbed } from '../lambdas/embeddings/record-embeddings.ts';
-import { createEmbedder } from '../lambdas/embeddings/embedder-factory.ts';
-import { searchKnowledge } from '../lambdas/retrieval/search-service.ts';
-import { replayQuestions, type ReplaySet } from '../lambdas/retrieval/relevance-replay.ts';
-import type { RelevanceProfile } from '../lambdas/retrieval/relevance.ts';
-import { createLogger } from '../lambdas/observability/logger.ts';
-import { searchKnowledgeInput } from '../schema/tools.ts';
-import type { AdminCommand } from '../lambdas/admin/admin-operations.ts';
-import { CachedEmbedder } from './evaluation/cached-embedder.ts';
-import { answerAll, byHalf, formatHonesty, loadQuestionSet, replayAnswers, toolArguments, type HonestyMetrics, type QuestionSet } from './evaluation/guidance-eval.ts';
-import { calibrate } from './evaluation/calibrate.ts';
+import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
+import { migrate } from '../../lambdas/storage/migrations.ts';
+import { readRecordFiles } from '../../lambdas/records/record-files.ts';
+import { importRecords } from '../../lambdas/records/record-import.ts';
+import { embedRecords, recordsToEmbed } from '../../lambdas/embeddings/record-embeddings.ts';
+import { createEmbedder } from '../../lambdas/embeddings/embedder-factory.ts';
+import { searchKnowledge } from '../../lambdas/retrieval/search-service.ts';
+import { replayQuestions, type ReplaySet } from '../../lambdas/retrieval/relevance-replay.ts';
+import type { RelevanceProfile } from '../../lambdas/retrieval/relevance.ts';
+import { createLogger } from '../../lambdas/observability/logger.ts';
+import { searchKnowledgeInput } from '../../schema/tools.ts';
+import type { AdminCommand } from '../../lambdas/admin/admin-operations.ts';
+import { CachedEmbedder } from './cached-embedder.ts';
+import { answerAll, byHalf, formatHonesty, loadQuestionSet, replayAnswers, toolArguments, type HonestyMetrics, type QuestionSet } from './guidance-eval.ts';
+import { calibrate } from './calibrate.ts';
 
 const opts = new Command('eval:guidance')
   .option('--records <dir>', 'the guidance corpus (in-memory store)', 'guidance')
@@ -72,10 +72,10 @@ if (opts.json) {
 
 async function targetAdmin(): Promise<Admin> {
   if (opts.remote) {
-    const { runRemoteAdmin } = await import('../lambdas/aws/remote-admin.ts');
+    const { runRemoteAdmin } = await import('../../lambdas/aws/remote-admin.ts');
     return (command) => runRemoteAdmin(opts.remote!, command);
   }
-  const [{ runLocalAdmin }, { readLocalConfig }] = await Promise.all([import('../lambdas/local/admin-client.ts'), import('../lambdas/local/local-config.ts')]);
+  const [{ runLocalAdmin }, { readLocalConfig }] = await Promise.all([import('../../lambdas/local/admin-client.ts'), import('../../lambdas/local/local-config.ts')]);
   const config = readLocalConfig();
   const embedder = () => createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
   return (command) => runLocalAdmin(resolve(opts.dataDir!), command, { embedder });

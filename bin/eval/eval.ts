@@ -6,17 +6,17 @@
  * Document embeddings are cached on disk (default .chatctx/eval-cache) so a rerun
  * only re-embeds what changed. Query embeddings are not: every query goes to the
  * encoder, so a query-embedding cache miss is timed as an agent meets it. See
- * bin/evaluation/run-eval.ts.
+ * bin/eval/run-eval.ts.
  */
 import { Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { MultiBar, Presets } from 'cli-progress';
-import { runEvaluation, formatReport } from './evaluation/run-eval.ts';
-import { CachedEmbedder } from './evaluation/cached-embedder.ts';
+import { runEvaluation, formatReport } from './run-eval.ts';
+import { CachedEmbedder } from './cached-embedder.ts';
 import { availableParallelism } from 'node:os';
-import { createEmbedder } from '../lambdas/embeddings/embedder-factory.ts';
-import { SETTINGS, readSetting } from '../lambdas/config/settings.ts';
+import { createEmbedder } from '../../lambdas/embeddings/embedder-factory.ts';
+import { SETTINGS, readSetting } from '../../lambdas/config/settings.ts';
 
 const opts = new Command('eval')
   .requiredOption('--dataset <dir>', 'BEIR folder: corpus.jsonl, queries.jsonl, qrels.tsv (or qrels/test.tsv)')

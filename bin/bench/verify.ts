@@ -20,12 +20,12 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { PgliteSql } from '../lambdas/storage/pglite-sql.ts';
-import { migrate } from '../lambdas/storage/migrations.ts';
-import { readRecordFiles } from '../lambdas/records/record-files.ts';
-import { verifySources } from '../lambdas/records/source-verification.ts';
-import { UntrustedFetcher } from '../lambdas/streams/untrusted-fetch.ts';
-import { VERIFY_LIMITS } from '../lambdas/admin/admin-operations.ts';
+import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
+import { migrate } from '../../lambdas/storage/migrations.ts';
+import { readRecordFiles } from '../../lambdas/records/record-files.ts';
+import { verifySources } from '../../lambdas/records/source-verification.ts';
+import { UntrustedFetcher } from '../../lambdas/streams/untrusted-fetch.ts';
+import { VERIFY_LIMITS } from '../../lambdas/admin/admin-operations.ts';
 
 const opts = new Command('bench:verify')
   .option('--runs <n>', 'runs (the median is reported)', '3')

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bin/bench-local-search.ts --dataset ../shared/eval/scifact [--restarts N] [--queries N] [--http-searches N] [--data-dir DIR]`
+ * `npx tsx bin/bench/local-search.ts --dataset ../shared/eval/scifact [--restarts N] [--queries N] [--http-searches N] [--data-dir DIR]`
  *
  * `search_knowledge` on the local server over HTTP, on a store of SciFact's size.
  *
@@ -23,16 +23,16 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
-import { DataDirLock, storePath } from '../lambdas/local/data-dir.ts';
-import { openLocalStore } from '../lambdas/local/local-store.ts';
-import { importRecords } from '../lambdas/records/record-import.ts';
-import { embedRecords, recordsToEmbed } from '../lambdas/embeddings/record-embeddings.ts';
-import { createEmbedder } from '../lambdas/embeddings/embedder-factory.ts';
-import { CachedEmbedder } from './evaluation/cached-embedder.ts';
-import { loadBeirDataset } from './evaluation/beir.ts';
-import { beirDocToRecord } from './evaluation/run-eval.ts';
+import { DataDirLock, storePath } from '../../lambdas/local/data-dir.ts';
+import { openLocalStore } from '../../lambdas/local/local-store.ts';
+import { importRecords } from '../../lambdas/records/record-import.ts';
+import { embedRecords, recordsToEmbed } from '../../lambdas/embeddings/record-embeddings.ts';
+import { createEmbedder } from '../../lambdas/embeddings/embedder-factory.ts';
+import { CachedEmbedder } from '../eval/cached-embedder.ts';
+import { loadBeirDataset } from '../eval/beir.ts';
+import { beirDocToRecord } from '../eval/run-eval.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'chatctx.js');
 
 const opts = new Command('bench-local-search')

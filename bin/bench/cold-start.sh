@@ -6,7 +6,7 @@
 # Prints hyperfine's table and writes bench-results/cold-start.json.
 # Needs hyperfine (Debian: apt-get install hyperfine) and curl.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs="${RUNS:-5}"
 port="${BENCH_PORT:-18787}"
 dir="$(mktemp -d)"

@@ -3,14 +3,14 @@
 // data directory that already holds a store (made by a first, untimed run). Runs
 // the command RUNS times (default 9) as a fresh process, prints the median, the
 // spread and the load average, and writes bench-results/cli-start.json.
-//   node bin/bench-cli-start.mjs [--runs N] [--label TEXT]
+//   node bin/bench/cli-start.mjs [--runs N] [--label TEXT]
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : fallback;

@@ -16,14 +16,14 @@ import { Command } from 'commander';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { loadavg, tmpdir } from 'node:os';
-import { PgliteSql } from '../lambdas/storage/pglite-sql.ts';
-import { migrate } from '../lambdas/storage/migrations.ts';
-import { importRecords } from '../lambdas/records/record-import.ts';
-import { validateRecords } from '../lambdas/records/record-files.ts';
-import type { RecordFile } from '../lambdas/records/record-schema.ts';
-import { createToolHandlers } from '../lambdas/tools/tool-handlers.ts';
-import { createLogger } from '../lambdas/observability/logger.ts';
-import { TASK_TYPES, TOPICS } from '../schema/tools.ts';
+import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
+import { migrate } from '../../lambdas/storage/migrations.ts';
+import { importRecords } from '../../lambdas/records/record-import.ts';
+import { validateRecords } from '../../lambdas/records/record-files.ts';
+import type { RecordFile } from '../../lambdas/records/record-schema.ts';
+import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
+import { createLogger } from '../../lambdas/observability/logger.ts';
+import { TASK_TYPES, TOPICS } from '../../schema/tools.ts';
 import { seededRandom } from './seeded-random.ts';
 
 const opts = new Command('bench:hot-paths')

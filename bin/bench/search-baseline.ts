@@ -1,5 +1,5 @@
 /**
- * `npx tsx bin/bench-search-baseline.ts --baseline DIR [--runs 3] [--questions 200] [--quality] [--json FILE]`
+ * `npx tsx bin/bench/search-baseline.ts --baseline DIR [--runs 3] [--questions 200] [--quality] [--json FILE]`
  *
  * `search_knowledge` in process on the starter corpus, this checkout against an
  * earlier one, side by side in one process: each version opens its own in-memory
@@ -19,7 +19,7 @@
  *
  * `--quality` first answers every question of both evaluation sets with both versions
  * (hybrid, max_results 10) and prints the honesty table per version, set and half
- * (bin/evaluation/guidance-eval.ts): what this checkout changed for agents, on the
+ * (bin/eval/guidance-eval.ts): what this checkout changed for agents, on the
  * same questions, in the same process.
  */
 import { Command } from 'commander';
@@ -27,12 +27,12 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { UseLiteEmbedder } from '../lambdas/embeddings/use-lite-embedder.ts';
-import type { Embedder } from '../lambdas/ports/embedder.ts';
-import { CachedEmbedder } from './evaluation/cached-embedder.ts';
-import { answerAll, byHalf, formatHonesty, loadQuestionSet, loadQuestions, type HonestyMetrics } from './evaluation/guidance-eval.ts';
-import type { SearchKnowledgeOutput } from '../schema/tools.ts';
-import { percentile } from './evaluation/metrics.ts';
+import { UseLiteEmbedder } from '../../lambdas/embeddings/use-lite-embedder.ts';
+import type { Embedder } from '../../lambdas/ports/embedder.ts';
+import { CachedEmbedder } from '../eval/cached-embedder.ts';
+import { answerAll, byHalf, formatHonesty, loadQuestionSet, loadQuestions, type HonestyMetrics } from '../eval/guidance-eval.ts';
+import type { SearchKnowledgeOutput } from '../../schema/tools.ts';
+import { percentile } from '../eval/metrics.ts';
 
 const opts = new Command('bench-search-baseline')
   .requiredOption('--baseline <dir>', 'a checkout of the commit to compare with')
