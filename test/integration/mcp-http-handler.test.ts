@@ -8,7 +8,7 @@
  * the guest quota headers, CORS). The same rules over a real socket and the SDK
  * clients are in the end-to-end tests; these pin each branch precisely and fast.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createMcpHttpHandler, type McpHttpHandler } from '../../lambdas/protocol/mcp-http-handler.ts';
 import { createEndpoint } from '../../lambdas/protocol/endpoint.ts';
 import type { EventStreamMode } from '../../lambdas/protocol/event-stream.ts';
@@ -217,6 +217,26 @@ describe('the GET stream that is held (the local server)', () => {
     const again = await open(handler, address);
     expect(again.status).toBe(200);
     await Promise.all([again.body!.cancel(), elsewhere.body!.cancel()]);
+  });
+
+  it('holds no place for a client that went away while its key was being looked up', async () => {
+    const lookups: (() => void)[] = [];
+    const slow: KeyResolver = { resolve: () => new Promise((resolve) => lookups.push(() => resolve({ id: 'k', dailyQuota: null }))) };
+    const { handler } = await handlerWith({ keys: slow, getStream: { mode: 'hold', keepAliveMs: 60_000, maxStreamsPerClient: 1 } });
+    const address = freshAddress();
+    const gone = new AbortController();
+    const left = open(handler, address, gone.signal, bearer(UNISSUED));
+    await vi.waitFor(() => expect(lookups).toHaveLength(1));
+    gone.abort();
+    lookups.shift()!();
+    expect((await left).status).toBe(200);
+
+    const next = open(handler, address, undefined, bearer(UNISSUED));
+    await vi.waitFor(() => expect(lookups).toHaveLength(1));
+    lookups.shift()!();
+    const response = await next;
+    expect(response.status).toBe(200);
+    await response.body!.cancel();
   });
 });
 

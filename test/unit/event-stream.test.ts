@@ -55,6 +55,16 @@ describe('hold mode', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it('holds no place and no timer for a client that left before its stream opened', async () => {
+    const count = new StreamCount();
+    const gone = new AbortController();
+    gone.abort();
+    const response = openEventStream(get(gone.signal), { ...hold, maxStreams: 1 }, count, 'a')!;
+    expect(vi.getTimerCount()).toBe(0);
+    expect(count.take('b', 1, 1)).toBeDefined();
+    expect(await response.text()).toBe(': connected\n\n');
+  });
+
   it('holds at most maxStreamsPerClient for one address and maxStreams in all', () => {
     const count = new StreamCount();
     const capped: EventStreamMode = { ...hold, maxStreams: 3, maxStreamsPerClient: 2 };
