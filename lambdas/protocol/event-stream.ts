@@ -54,6 +54,9 @@ export function openEventStream(request: Request, mode: EventStreamMode, count: 
     const body = encoder.encode(`: connected\nretry: ${mode.retryMs}\n\n`);
     return new Response(body, { status: 200, headers: SSE_HEADERS });
   }
+  // A client gone before its stream opens (it left while its key was looked up) never aborts
+  // again, and the runtime may never read or cancel the body: hold no place and no timer for it.
+  if (request.signal.aborted) return new Response(encoder.encode(': connected\n\n'), { status: 200, headers: SSE_HEADERS });
   const release = count.take(client, mode.maxStreams ?? 256, mode.maxStreamsPerClient ?? 8);
   if (!release) return undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
