@@ -20,7 +20,9 @@ export function checkOrigin(request: Request, policy: OriginPolicy): string | un
   if (!policy.allowedHosts.includes('*')) {
     const host = (request.headers.get('host') ?? new URL(request.url).host).toLowerCase();
     const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!;
-    if (!policy.allowedHosts.includes(host) && !policy.allowedHosts.includes(hostname)) {
+    // What follows the name may only be a port: `[::1]rebound.example` or `localhost:rebound` is no loopback Host.
+    const portOnly = /^(:\d{1,5})?$/.test(host.slice(hostname.length));
+    if (!policy.allowedHosts.includes(host) && !(portOnly && policy.allowedHosts.includes(hostname))) {
       return 'Host not allowed. Use the documented endpoint host.';
     }
     // Only a pinned Host makes the origin built from it this server's own.

@@ -22,7 +22,7 @@ describe('Host', () => {
     },
   );
 
-  it.each(['rebound.example', 'localhost.rebound.example', '127.0.0.1.nip.io:8787', '[::2]:8787', '0.0.0.0:8787'])(
+  it.each(['rebound.example', 'localhost.rebound.example', '127.0.0.1.nip.io:8787', '[::2]:8787', '0.0.0.0:8787', '[::1]rebound.example', 'localhost:rebound', 'localhost:8787:1'])(
     'refuses %s on the loopback list',
     (host) => {
       expect(checkOrigin(request({ Host: host }), loopback)).toMatch(/^Host not allowed/);
