@@ -123,7 +123,7 @@ beforeAll(async () => {
     return result;
   });
   gateway = (await import('../../lambdas/handlers/gateway.ts')).handler as unknown as typeof gateway;
-}, 120_000);
+}, 300_000);
 
 beforeEach(() => {
   // Long enough idle for the cluster to pause, and for the gateway to wake it again.

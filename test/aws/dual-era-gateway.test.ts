@@ -38,7 +38,7 @@ beforeAll(async () => {
 
   answerInvokes(lambda, await toolEntries(), () => context);
   entry = (await import('../../lambdas/handlers/gateway.ts')).handler as unknown as typeof entry;
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   lambda.restore();

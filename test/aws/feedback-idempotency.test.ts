@@ -48,7 +48,7 @@ beforeAll(async () => {
 
   client = new Client({ name: 'feedback-retry', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(GATEWAY_URL), { fetch: gatewayFetch(createGatewayHandler(gatewayDeps(process.env, silentLogger))).fetch }));
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await client?.close();

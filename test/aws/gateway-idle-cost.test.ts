@@ -112,7 +112,7 @@ beforeAll(async () => {
   });
   await migrate(sql);
   keys = new KeyRepository(sql, { pepper: async () => Buffer.from(PEPPER_HEX, 'hex') });
-}, 120_000);
+}, 300_000);
 
 afterEach(() => {
   vi.useRealTimers();
@@ -240,7 +240,7 @@ describe('an idle client on the AWS gateway', () => {
   });
 
   // About 15 s on an idle machine (3,700 simulated GETs through the whole gateway); four times that and more.
-  it('measures how the SDK client reconnects for each way of answering GET', { timeout: 120_000 }, async () => {
+  it('measures how the SDK client reconnects for each way of answering GET', { timeout: 300_000 }, async () => {
     const deps = gatewayDeps(process.env, silentLogger);
     const closing = (retryMs: number): ProxyHandler => createGatewayHandler({ ...deps, config: { ...deps.config, getStream: { mode: 'close', retryMs } } });
     const refusing: ProxyHandler = async (event) =>

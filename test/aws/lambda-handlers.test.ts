@@ -90,7 +90,7 @@ beforeAll(async () => {
     return call();
   });
   gateway = (await import('../../lambdas/handlers/gateway.ts')).handler as unknown as typeof gateway;
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   lambda.restore();

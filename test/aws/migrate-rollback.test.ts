@@ -59,7 +59,7 @@ const recorded = async () => (await sql.query<{ version: string }>('SELECT versi
 beforeAll(async () => {
   fixture = await startDataApiFixture();
   sql = fixtureSql(fixture);
-}, 60_000);
+}, 240_000);
 
 afterAll(async () => {
   await fixture?.close();

@@ -29,7 +29,7 @@ const canColumn = async (role: string, table: string, column: string, privilege:
 beforeAll(async () => {
   fixture = await startDataApiFixture();
   sql = fixtureSql(fixture);
-}, 60_000);
+}, 240_000);
 
 afterAll(async () => {
   await fixture?.close();

@@ -105,7 +105,7 @@ beforeAll(async () => {
   // Only the test's own document names may reach 127.0.0.1; everything else is the default policy.
   const fetcher = new UntrustedFetcher({ resolve: resolveDocumentHosts, allowAddress: (address) => address === '127.0.0.1', ca: documentHost.cert });
   handler = createGatewayHandler(deps, gatewayOAuthRoutes(process.env, deps, { fetcher }));
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   lambda.restore();

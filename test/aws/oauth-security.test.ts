@@ -36,7 +36,7 @@ beforeAll(async () => {
   const env = { ...process.env, CHATCTX_OAUTH_REGISTRATIONS_PER_HOUR: String(REGISTRATIONS_PER_HOUR), CHATCTX_OAUTH_PENDING_CLIENTS_MAX: String(PENDING_CLIENTS_MAX) };
   const deps = gatewayDeps(env, createLogger((line) => lines.push(line)));
   handler = createGatewayHandler(deps, gatewayOAuthRoutes(env, deps));
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   secrets.restore();

@@ -55,7 +55,7 @@ describe('the pepper guard in the migrate function', () => {
   let sql: DataApiSql;
   beforeAll(async () => {
     sql = await freshDatabase();
-  }, 60_000);
+  }, 240_000);
 
   it('records the fingerprint on the first deploy (never the pepper), and accepts the same pepper after', async () => {
     const first = (await deployedWith(sql, OWN, PEPPER_A)(create(OWN))) as { Data: { pepper: string } };
@@ -96,7 +96,7 @@ describe('a database whose keys predate the fingerprint', () => {
     await deployedWith(sql, OWN, PEPPER_A)(create(OWN));
     await sql.query('DELETE FROM pepper_fingerprint');
     await sql.query("INSERT INTO api_keys (id, name, key_hash) VALUES (gen_random_uuid(), 'from before', 'some-hash')");
-  }, 60_000);
+  }, 240_000);
 
   it('refuses the pepper the stack generated, and accepts an adopted one, recording it', async () => {
     await expect(deployedWith(sql, OWN, PEPPER_B)(update(OWN, OWN))).rejects.toThrow(/made before its pepper was fingerprinted/);

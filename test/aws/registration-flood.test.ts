@@ -25,7 +25,7 @@ beforeAll(async () => {
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: '9a'.repeat(32) }) });
   const deps = gatewayDeps(process.env, createLogger((line) => lines.push(line)));
   handler = createGatewayHandler(deps, gatewayOAuthRoutes(process.env, deps));
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   secrets.restore();

@@ -65,7 +65,7 @@ beforeAll(async () => {
     payloads.push({ op: command.op, bytes: input.Payload.byteLength, records: command.records?.length ?? 0, overrides: (command.overrides ?? []).map((o: { gate: string }) => o.gate) });
     return { StatusCode: 200, Payload: new TextEncoder().encode(JSON.stringify(await admin(command, context))) };
   });
-}, 120_000);
+}, 300_000);
 
 beforeEach(() => {
   payloads.length = 0;

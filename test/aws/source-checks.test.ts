@@ -40,7 +40,7 @@ beforeAll(async () => {
   backends = await startAwsBackends({ embeddings: 'none', sourceCheckTopicArn: TOPIC });
   const record = (slug: string, path: string) => recordAt(slug, `https://${HOST}:${tls.port}${path}`);
   await importRecords(backends.sql, [record('deadline-kept', '/kept'), record('deadline-rewritten', '/rewritten')], { approve: true });
-}, 120_000);
+}, 300_000);
 
 beforeEach(() => {
   sns.reset();

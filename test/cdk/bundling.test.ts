@@ -55,7 +55,7 @@ beforeAll(async () => {
       bundles[name] = { dir, file, metafile: result.metafile! };
     }),
   );
-}, 120_000);
+}, 300_000);
 
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 
@@ -77,7 +77,7 @@ function invokeInNode(name: FunctionName, events: unknown[] = []): { handlerType
     cwd: bundles[name].dir,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: 30_000,
+    timeout: 120_000,
   });
   return JSON.parse(output) as { handlerType: string; results: unknown[]; loadMs: number };
 }

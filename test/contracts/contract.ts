@@ -14,7 +14,7 @@ export function describeContract<T extends UnderTest>(port: string, adapter: str
     let subject: T | undefined;
     beforeAll(async () => {
       subject = await open();
-    }, 120_000);
+    }, 300_000);
     afterAll(() => subject?.close());
     suite(() => {
       if (!subject) throw new Error(`the ${adapter} adapter did not open`);

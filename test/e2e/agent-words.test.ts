@@ -43,7 +43,7 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'chatctx-asked-'));
   server = await startServer({ CHATCTX_EMBEDDINGS: 'none' }, await mkdtemp(join(tmpdir(), 'chatctx-asked-data-')));
   client = await connectClient(server.url);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await client?.close();

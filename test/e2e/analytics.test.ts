@@ -163,7 +163,7 @@ describe('chatctx analytics after a scripted session', () => {
     await oldEvents(2, 200);
     const server = await serve();
     try {
-      await expect.poll(() => server.output(), { timeout: 30_000 }).toMatch(/"event":"search_events_purged".*"purged":2/);
+      await expect.poll(() => server.output(), { timeout: 120_000 }).toMatch(/"event":"search_events_purged".*"purged":2/);
     } finally {
       await server.stop();
     }

@@ -238,7 +238,7 @@ describe('a CLI that feels native', () => {
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(out)), 90_000);
+        const timer = setTimeout(() => reject(new Error(out)), 240_000);
         child.stdout.on('data', () => out.includes('serving MCP at') && (clearTimeout(timer), resolve()));
       });
       expect(out).toContain(`serving MCP at http://127.0.0.1:${port}/mcp`);

@@ -14,7 +14,7 @@ beforeAll(async () => {
   server = await startServer({ CHATCTX_EMBEDDINGS: 'none', CHATCTX_GUEST_DAILY_LIMIT: String(GUEST_LIMIT) });
   const created = await runCli(['--json', 'keys', 'create', '--name', 'dual era'], { CHATCTX_DATA_DIR: server.dataDir });
   key = (JSON.parse(created.stdout) as { key: string }).key;
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await server?.stop();

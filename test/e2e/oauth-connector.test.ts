@@ -19,7 +19,7 @@ let origin: string;
 beforeAll(async () => {
   server = await startServer({ CHATCTX_EMBEDDINGS: 'none' });
   origin = new URL(server.url).origin;
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await server?.stop();

@@ -19,7 +19,7 @@ beforeAll(async () => {
     CHATCTX_OAUTH_REGISTRATIONS_PER_HOUR: String(REGISTRATIONS_PER_HOUR),
     CHATCTX_OAUTH_PENDING_CLIENTS_MAX: String(PENDING_CLIENTS_MAX),
   });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await server?.stop();

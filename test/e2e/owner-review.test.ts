@@ -35,7 +35,7 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'chatctx-review-'));
   server = await startServer({ CHATCTX_EMBEDDINGS: 'none' });
   client = await connectClient(server.url);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await client?.close();

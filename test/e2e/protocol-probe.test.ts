@@ -14,7 +14,7 @@ let server: TestServer;
 
 beforeAll(async () => {
   server = await startServer({ CHATCTX_EMBEDDINGS: 'none', CHATCTX_GUEST_DAILY_LIMIT: String(GUEST_LIMIT) });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await server?.stop();

@@ -96,7 +96,7 @@ describe('responsive while an owner imports', () => {
     // connection): about 28 s on an idle machine, over a minute on a loaded one, so past the SDK's
     // 60 s default. What this test checks is all-or-none, not how long that wait is.
     const candidates = async () =>
-      ((await client.callTool({ name: 'search_knowledge', arguments: { query: 'quuxifying queue deadline' } }, undefined, { timeout: 140_000 })).structuredContent as {
+      ((await client.callTool({ name: 'search_knowledge', arguments: { query: 'quuxifying queue deadline' } }, undefined, { timeout: 240_000 })).structuredContent as {
         retrieval: { total_candidates: number };
       }).retrieval.total_candidates;
     // Starter records share some of the words: the corpus before the import.
@@ -123,7 +123,7 @@ describe('responsive while an owner imports', () => {
 
   // Seconds of encoder work on worker threads (80 records, about 240 passages): long enough to ping
   // through, short enough for a loaded two-core machine, where it can take a minute with the start.
-  it('keeps answering pings while the encoder embeds an import', { timeout: 150_000 }, async () => {
+  it('keeps answering pings while the encoder embeds an import', { timeout: 300_000 }, async () => {
     const { server, dir } = await serving({});
     const file = await recordsFile(dir, 80);
     await warmUp(server.url);

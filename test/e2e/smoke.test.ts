@@ -12,7 +12,7 @@ let server: TestServer;
 
 beforeAll(async () => {
   server = await startServer({ CHATCTX_EMBEDDINGS: 'none' });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await server?.stop();
@@ -40,11 +40,11 @@ describe('npm run smoke', () => {
     ]);
     expect(checks.filter((c) => !c.ok)).toEqual([]);
     expect(checks.every((c) => c.ms >= 0)).toBe(true);
-  }, 120_000);
+  }, 300_000);
 
   it('fails, with exit code 1, against a URL that is not an MCP endpoint', async () => {
     const result = await smoke('--url', server.url.replace('/mcp', '/not-mcp'));
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/\| v1 client connects \(initialize\) \| FAILED \|/);
-  }, 120_000);
+  }, 300_000);
 });

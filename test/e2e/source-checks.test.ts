@@ -43,7 +43,7 @@ beforeAll(async () => {
   await writeFile(file, JSON.stringify([record('deadline-kept', '/kept'), record('deadline-rewritten', '/rewritten')]));
   const imported = await runCli(['records', 'import', file], env);
   expect(imported.code, imported.stderr).toBe(0);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await server?.stop();
@@ -56,10 +56,10 @@ describe('background checks on the local server', () => {
     // Answered while the first run is due or under way.
     const listed = await fetch(server.url, { method: 'POST', headers: MCP_ACCEPT, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
     expect(listed.status).toBe(200);
-    await expect.poll(() => server!.output(), { timeout: 60_000, interval: 250 }).toMatch(/"event":"source_checks_done"[^\n]*"checked":2[^\n]*"problems":1/);
+    await expect.poll(() => server!.output(), { timeout: 180_000, interval: 250 }).toMatch(/"event":"source_checks_done"[^\n]*"checked":2[^\n]*"problems":1/);
     const shown = await runCli(['--json', 'records', 'show', 'deadline-rewritten'], env);
     expect(JSON.parse(shown.stdout).source_checks).toEqual([expect.objectContaining({ status: 'drifted', how: 'fetched' })]);
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('records verify through the CLI, answered by the running server', () => {

@@ -50,7 +50,7 @@ describe('a restarted server is warm when it says it is ready', () => {
       expect(run.code, run.stderr).toBe(0);
       return (JSON.parse(run.stdout) as AnalyticsResult).searches;
     };
-    await expect.poll(searches, { timeout: 15_000, interval: 500 }).toBeGreaterThan(0);
+    await expect.poll(searches, { timeout: 60_000, interval: 500 }).toBeGreaterThan(0);
     expect(await searches()).toBe(1);
   });
 });

@@ -28,7 +28,7 @@ describe('the starter corpus embedding seed', () => {
     const sample = passages.filter((_, i) => i % 97 === 0);
     const computed = await encoder.embed(sample);
     sample.forEach((text, i) => expect(cosine(computed[i]!, seed.get(vectorKey(encoder.model, encoder.dimensions, text))!)).toBeGreaterThan(0.9999));
-  }, 120_000);
+  }, 300_000);
 
   it('answers the texts it holds and sends every other one to the encoder', async () => {
     const seed = await loadSeed(encoder.model, encoder.dimensions);
@@ -72,5 +72,5 @@ describe('a first embedding pass', () => {
     } finally {
       await store.sql.close();
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -33,7 +33,7 @@ let keyId: string;
 beforeAll(async () => {
   store = await memoryStore({ starterCorpus: false });
   ({ key, id: keyId } = await new KeyRepository(store.sql, { pepper: async () => store.pepper }).create('front door', null));
-}, 120_000);
+}, 300_000);
 afterAll(() => store?.sql.close());
 
 /** A logger that keeps each line as `level event fields`. */

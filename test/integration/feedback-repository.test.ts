@@ -26,7 +26,7 @@ beforeAll(async () => {
   await store.sql.query(`CREATE ROLE ${ROLE}`);
   await store.sql.query(`GRANT INSERT ON feedback TO ${ROLE}`);
   await store.sql.query(`GRANT SELECT (id, slug, status) ON records TO ${ROLE}`);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await store?.sql.close();

@@ -104,7 +104,7 @@ beforeAll(async () => {
   await importRecords(sql, await files([record('pool-candidate')]), { approve: false });
   await importRecords(sql, await files([record('pool-approved'), record('pool-retired')]), { approve: true });
   await sql.query('ANALYZE');
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await sql?.close();

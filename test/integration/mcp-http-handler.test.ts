@@ -46,7 +46,7 @@ beforeAll(async () => {
   const revoked = await repository.create('revoked', null);
   await repository.revoke(revoked.id);
   keys.revoked = revoked.key;
-}, 120_000);
+}, 300_000);
 afterAll(() => store?.sql.close());
 
 interface Options {

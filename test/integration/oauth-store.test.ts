@@ -28,7 +28,7 @@ beforeAll(async () => {
   key = await owner.create('connector owner', 7);
   await applyRoles(store.sql, { chatctx_gateway: { username: 'chatctx_gateway', password: 'not-used-here' } });
   await asGateway();
-}, 60_000);
+}, 240_000);
 
 afterAll(async () => {
   await store?.sql.close?.();

@@ -109,7 +109,7 @@ describe.each([
   beforeAll(async () => {
     store = await open();
     await writeTraces();
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     await store?.close();

@@ -59,7 +59,7 @@ beforeAll(async () => {
     }
   });
   store = await memoryStore({ starterCorpus: false });
-}, 60_000);
+}, 240_000);
 
 afterAll(async () => {
   await tls?.close();

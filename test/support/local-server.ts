@@ -40,7 +40,7 @@ export async function startServer(env: Record<string, string> = {}, dataDir?: st
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 90_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 240_000);
     const embeddingsOff = (env.CHATCTX_EMBEDDINGS ?? process.env.CHATCTX_EMBEDDINGS) === 'none';
     const check = () => {
       const match = /serving MCP at (http:\/\/\S+\/mcp)/.exec(output);

@@ -27,7 +27,7 @@ let sql: PgliteSql;
 
 beforeAll(async () => {
   sql = await PgliteSql.open();
-}, 120_000);
+}, 300_000);
 afterAll(() => sql?.close());
 
 describe('asUuid', () => {
