@@ -28,11 +28,13 @@ if (!Number.isInteger(runs) || runs < 1) {
 const label = args.label ?? 'keys list';
 const out = resolve(args.out ?? join(root, 'bench-results', 'cli-start.json'));
 const dir = mkdtempSync(join(tmpdir(), 'chatctx-cli-start-'));
+// Quick: no starter corpus to import into the new store.
+const env = args.quick ? { ...process.env, CHATCTX_STARTER_CORPUS: '0' } : process.env;
 const command = [join(root, 'bin/chatctx.js'), '--data-dir', join(dir, 'data'), 'keys', 'list'];
 
 const once = () => {
   const started = performance.now();
-  const run = spawnSync(process.execPath, command, { encoding: 'utf8' });
+  const run = spawnSync(process.execPath, command, { encoding: 'utf8', env });
   if (run.status !== 0) throw new Error(`keys list failed: ${run.stderr}`);
   return performance.now() - started;
 };
