@@ -15,8 +15,8 @@
 // Prints a table and writes bench-results/load.json (or `--out`). Bounded (about three
 // minutes at the default 10 s per run), loopback only. The temporary data directory
 // goes on every exit: success, failure and SIGINT/SIGTERM; a failure exits 1.
-// `--quick` (the benchmark test) runs 1 s per run at concurrency 1 and 4, 20 known
-// questions and 50 imported records, on a store without the starter corpus: it checks
+// `--quick` (the benchmark test) runs 1 s per run at concurrency 1 and 4, 10 known
+// questions and 10 imported records, on a store without the starter corpus: it checks
 // the benchmark still runs, not timings.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,8 +42,8 @@ function readOptions() {
     out: resolve(values.out ?? join(ROOT, 'bench-results', 'load.json')),
     connections: quick ? [1, 4] : [1, 4, 16],
     // More than the server keeps answers for (500), so that none is answered from the cache; a few when quick.
-    knownQuestions: quick ? 20 : 1000,
-    records: quick ? 50 : 2000,
+    knownQuestions: quick ? 10 : 1000,
+    records: quick ? 10 : 2000,
     // Quick: no starter corpus, so the first start does not embed 246 records before the first search.
     env: quick ? { ...process.env, CHATCTX_STARTER_CORPUS: '0' } : process.env,
   };

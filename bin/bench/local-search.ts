@@ -16,7 +16,7 @@
  * runs) and cached (the answer is still computed): see `overHttp`.
  *
  * Writes bench-results/local-search.json (or `--out`). `--quick` (the benchmark test)
- * builds a store of the first 50 documents, without the starter corpus, and times one
+ * builds a store of the first 10 documents, without the starter corpus, and times one
  * restart with two searches, without the HTTP runs (each starts two more servers): it
  * checks the benchmark runs, not how fast. A missing dataset is an error that says
  * where it was looked for.
@@ -49,11 +49,11 @@ const opts = new Command('bench-local-search')
   .option('--docs <n>', 'only the first N documents of the corpus (default: all)', (v) => Number(v))
   .option('--cache-dir <dir>', 'document embedding cache', resolve(ROOT, '.chatctx/eval-cache'))
   .option('--out <file>', 'where the JSON report goes', join(ROOT, 'bench-results', 'local-search.json'))
-  .option('--quick', 'a 50-document store, one restart, two searches each: checks that the benchmark runs')
+  .option('--quick', 'a 10-document store, one restart, two searches: checks that the benchmark runs')
   .parse()
   .opts<{ dataset: string; restarts: number; queries: number; httpSearches: number; httpRuns: number; dataDir?: string; docs?: number; cacheDir: string; out: string; quick?: boolean }>();
-if (opts.quick) Object.assign(opts, { restarts: 1, queries: 2, httpSearches: 0, docs: 50 });
-// Quick: no starter corpus, so the first start does not embed 246 records beside the 50.
+if (opts.quick) Object.assign(opts, { restarts: 1, queries: 2, httpSearches: 0, docs: 10 });
+// Quick: no starter corpus, so the first start does not embed 246 records beside the 10.
 const CHILD_ENV = opts.quick ? { ...process.env, CHATCTX_STARTER_CORPUS: '0' } : process.env;
 if (![opts.restarts, opts.queries, opts.httpRuns, opts.docs ?? 1].every((n) => Number.isInteger(n) && n >= 1) || !(Number.isInteger(opts.httpSearches) && opts.httpSearches >= 0)) {
   console.error('bench local-search: --restarts, --queries, --http-runs and --docs take positive whole numbers, --http-searches zero or more');

@@ -23,7 +23,7 @@
  * same questions, in the same process.
  *
  * `--quick` (the benchmark test, with `--baseline .`: this checkout against itself)
- * asks 5 questions in one run over the first 20 starter records: it checks that the
+ * asks 3 questions in one run over the first 8 starter records: it checks that the
  * benchmark runs, not the ratio.
  */
 import { Command } from 'commander';
@@ -46,12 +46,12 @@ const opts = new Command('bench-search-baseline')
   .option('--server-cache', "give each version the local server's search cache (records and settings per corpus generation) with answer reuse off")
   .option('--json <file>', 'where to write the report', '.chatctx/bench/search-baseline.json')
   .option('--cache-dir <dir>', 'document embedding cache', '.chatctx/eval-cache')
-  .option('--quick', 'one run of 5 questions: checks that the benchmark runs')
+  .option('--quick', 'one run of 3 questions over 8 starter records: checks that the benchmark runs')
   .parse()
   .opts<{ baseline: string; runs: number; questions: number; quality?: boolean; serverCache?: boolean; json: string; cacheDir: string; quick?: boolean }>();
-if (opts.quick) Object.assign(opts, { runs: 1, questions: 5 });
+if (opts.quick) Object.assign(opts, { runs: 1, questions: 3 });
 /** Starter records per store when quick: embedding all of them with an empty cache takes minutes. */
-const QUICK_RECORDS = 20;
+const QUICK_RECORDS = 8;
 if (![opts.runs, opts.questions].every((n) => Number.isInteger(n) && n >= 1)) {
   console.error(`bench:search-baseline: --runs and --questions take positive whole numbers (got ${opts.runs}, ${opts.questions})`);
   process.exit(2);
