@@ -3,10 +3,11 @@
  * mode (tiny sizes, one run) as a child process, and must exit 0 and write its JSON
  * report, parseable and with its top-level keys, to a folder of this test, never to
  * the checkout's `bench-results/`. No timing is asserted: a benchmark measures, a
- * test only checks that it still runs. The children share a TMPDIR of this test, so
- * a temporary folder a benchmark leaves behind shows there (`chatctx-*`; tsx keeps
- * its compile cache there too, on purpose), and a failing benchmark must exit
- * non-zero and still remove its temporary data directory.
+ * test only checks that it still runs. Each child gets its own TMPDIR, so a
+ * temporary folder it leaves behind (`chatctx-*`) shows there, and a failing
+ * benchmark must exit non-zero and still remove its temporary data directory. Two
+ * run at a time: on two idle cores that halves the file's time, and one core is
+ * seldom enough for a benchmark and the server it starts anyway.
  *
  * Skipped, with the reason in the test's name, when a clean clone or a bare machine
  * lacks what a benchmark needs: hyperfine for the cold start, openssl for the
@@ -15,7 +16,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,15 +27,25 @@ const SCIFACT = join(REPO_ROOT, '..', 'shared', 'eval', 'scifact');
 const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
 
 let root: string;
-/** The children's TMPDIR. */
-let tmp: string;
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'chatctx-benchmarks-test-'));
-  tmp = join(root, 'tmp');
-  await mkdir(tmp);
 });
-/** The benchmarks' own temporary folders in the children's TMPDIR. */
-const leftovers = async () => (await readdir(tmp)).filter((name) => name.startsWith('chatctx-'));
+/** A benchmark's own temporary folders in its TMPDIR (tsx keeps its compile cache there too). */
+const leftovers = async (tmp: string) => (await readdir(tmp)).filter((name) => name.startsWith('chatctx-'));
+
+/** At most two children at a time. */
+let running = 0;
+const waiting: (() => void)[] = [];
+async function slot<T>(work: () => Promise<T>): Promise<T> {
+  while (running >= 2) await new Promise<void>((resolve) => waiting.push(resolve));
+  running += 1;
+  try {
+    return await work();
+  } finally {
+    running -= 1;
+    waiting.shift()?.();
+  }
+}
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
@@ -47,15 +58,16 @@ interface Run {
   leftovers: string[];
 }
 
-/** Runs `command`; `whileRunning` may act on the child until it exits (it is told to stop then). */
-async function runBenchmark(command: string, args: string[], env: Record<string, string> = {}, whileRunning?: (pid: number) => () => void): Promise<Run> {
+/** Runs `command` with a TMPDIR of its own; `whileRunning` may act on the child until it exits (it is told to stop then). */
+async function runBenchmark(command: string, args: string[], env: Record<string, string> = {}, whileRunning?: (pid: number, tmp: string) => () => void): Promise<Run> {
+  const tmp = await mkdtemp(join(root, 'tmp-'));
   const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, TMPDIR: tmp, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-  const stop = whileRunning?.(child.pid!);
+  const stop = whileRunning?.(child.pid!, tmp);
   const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => resolve([c, s])));
   stop?.();
-  return { code, signal, stderr, leftovers: await leftovers() };
+  return { code, signal, stderr, leftovers: await leftovers(tmp) };
 }
 
 /** A TCP port free a moment ago, for the one benchmark that cannot take port 0. */
@@ -105,17 +117,17 @@ const BENCHMARKS: readonly Benchmark[] = [
   { name: 'cli-start', command: async (out) => [process.execPath, ['bin/bench/cli-start.mjs', '--quick', '--out', out]], keys: ['command', 'runs', 'median_ms'] },
 ];
 
-describe('every benchmark runs in its quick mode', () => {
+describe.concurrent('every benchmark runs in its quick mode', () => {
   for (const bench of BENCHMARKS) {
-    it.skipIf(bench.missing !== undefined)(`${bench.name}${bench.missing ? ` (skipped: ${bench.missing})` : ''} exits 0 and writes its report`, async () => {
+    it.skipIf(bench.missing !== undefined)(`${bench.name}${bench.missing ? ` (skipped: ${bench.missing})` : ''} exits 0 and writes its report`, async ({ expect }) => {
       const out = join(root, bench.name, `${bench.name}.json`);
       const [command, args, env] = await bench.command(out);
-      const run = await runBenchmark(command, args, env);
+      const run = await slot(() => runBenchmark(command, args, env));
       expect(run.code, run.stderr).toBe(0);
       const report = JSON.parse(await readFile(out, 'utf8')) as Record<string, unknown>;
       expect(Object.keys(report)).toEqual(expect.arrayContaining([...bench.keys]));
       expect(run.leftovers).toEqual([]);
-    }, 240_000);
+    }, 600_000);
   }
 });
 
@@ -137,10 +149,10 @@ describe('a benchmark that fails', () => {
   }, 120_000);
 
   it('removes its data directory on SIGINT', async () => {
-    const run = await runBenchmark(process.execPath, ['bin/bench/load.mjs', '--quick', '--out', join(root, 'interrupted.json')], {}, (pid) => {
+    const run = await runBenchmark(process.execPath, ['bin/bench/load.mjs', '--quick', '--out', join(root, 'interrupted.json')], {}, (pid, tmp) => {
       // Interrupt once its server has made the data directory, as someone pressing Ctrl-C mid-run would.
       const poll = setInterval(() => {
-        void leftovers().then((found) => {
+        void leftovers(tmp).then((found) => {
           if (found.length === 0 || !existsSync(join(tmp, found[0]!, 'data'))) return;
           clearInterval(poll);
           process.kill(pid, 'SIGINT');
