@@ -2,27 +2,39 @@
 // Wall time of a local CLI command that needs no server: `chatctx keys list` on a
 // data directory that already holds a store (made by a first, untimed run). Runs
 // the command RUNS times (default 9) as a fresh process, prints the median, the
-// spread and the load average, and writes bench-results/cli-start.json.
-//   node bin/bench/cli-start.mjs [--runs N] [--label TEXT]
+// spread and the load average, and writes bench-results/cli-start.json (or `--out`).
+//   node bin/bench/cli-start.mjs [--runs N] [--label TEXT] [--out FILE] [--quick]
+// `--quick` (the benchmark test) times one run: it checks the benchmark runs.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
-const runs = Number(arg('--runs', '9'));
-const label = arg('--label', 'keys list');
+let args;
+try {
+  args = parseArgs({ options: { runs: { type: 'string' }, label: { type: 'string' }, out: { type: 'string' }, quick: { type: 'boolean' } }, strict: true }).values;
+} catch (error) {
+  console.error(`cli-start: ${error.message}`);
+  process.exit(2);
+}
+const runs = args.quick ? 1 : Number(args.runs ?? '9');
+if (!Number.isInteger(runs) || runs < 1) {
+  console.error(`cli-start: --runs takes a positive whole number, not ${args.runs}`);
+  process.exit(2);
+}
+const label = args.label ?? 'keys list';
+const out = resolve(args.out ?? join(root, 'bench-results', 'cli-start.json'));
 const dir = mkdtempSync(join(tmpdir(), 'chatctx-cli-start-'));
+// Quick: no starter corpus to import into the new store.
+const env = args.quick ? { ...process.env, CHATCTX_STARTER_CORPUS: '0' } : process.env;
 const command = [join(root, 'bin/chatctx.js'), '--data-dir', join(dir, 'data'), 'keys', 'list'];
 
 const once = () => {
   const started = performance.now();
-  const run = spawnSync(process.execPath, command, { encoding: 'utf8' });
+  const run = spawnSync(process.execPath, command, { encoding: 'utf8', env });
   if (run.status !== 0) throw new Error(`keys list failed: ${run.stderr}`);
   return performance.now() - started;
 };
@@ -45,8 +57,8 @@ try {
   console.log('| command | runs | median ms | min ms | max ms | load avg (1 min) |');
   console.log('|---|---|---|---|---|---|');
   console.log(`| ${result.command} (${label}) | ${runs} | ${result.median_ms} | ${result.min_ms} | ${result.max_ms} | ${result.load_average_1m} |`);
-  mkdirSync(join(root, 'bench-results'), { recursive: true });
-  writeFileSync(join(root, 'bench-results/cli-start.json'), JSON.stringify(result, null, 2) + '\n');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

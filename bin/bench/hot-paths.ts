@@ -1,5 +1,5 @@
 /**
- * `npm run bench:hot-paths -- [--runs N] [--out FILE] [--sizes 24,5000,20000] [--calls N]`
+ * `npm run bench:hot-paths -- [--runs N] [--out FILE] [--sizes 24,5000,20000] [--calls N] [--quick]`
  *
  * Whether the hot paths stay flat as the corpus grows:
  * - the per-record cost of importing 500 generated records (approved, no embedder)
@@ -11,6 +11,10 @@
  * size is built once per run in a data directory and copied for every measurement;
  * the median of `--runs` measurements is reported with the load average, and the
  * report is written as JSON (by default under the git-ignored `.chatctx/`).
+ *
+ * `--quick` (the benchmark test) shrinks every size: one run, 10 calls, a 50-record
+ * batch into 24 records and a bulk import of 24 (two stores to build, not four). It
+ * checks that the benchmark runs and writes its report, not what it measures.
  */
 import { Command } from 'commander';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -31,12 +35,21 @@ const opts = new Command('bench:hot-paths')
   .option('--calls <n>', 'get_guidance calls per measurement', '200')
   .option('--sizes <list>', 'existing approved records before a 500-record import', '24,5000,20000')
   .option('--out <file>', 'where the JSON report goes', '.chatctx/bench/hot-paths.json')
+  .option('--quick', 'tiny sizes, one run: checks that the benchmark runs')
   .parse()
-  .opts<{ runs: string; calls: string; sizes: string; out: string }>();
+  .opts<{ runs: string; calls: string; sizes: string; out: string; quick?: boolean }>();
 
-const RUNS = Math.max(1, Number(opts.runs));
-const CALLS = Math.max(1, Number(opts.calls));
-const SIZES = opts.sizes.split(',').map(Number);
+const quick = opts.quick === true;
+const RUNS = quick ? 1 : Math.max(1, Number(opts.runs));
+const CALLS = quick ? 10 : Math.max(1, Number(opts.calls));
+const SIZES = (quick ? '24' : opts.sizes).split(',').map(Number);
+/** The batch imported into each size, and the bulk import into an empty store and into a store of the same size. */
+const BATCH = quick ? 50 : 500;
+const BULK = quick ? 24 : 5000;
+if (![RUNS, CALLS, ...SIZES].every((n) => Number.isInteger(n) && n >= 0)) {
+  console.error(`bench:hot-paths: --runs, --calls and --sizes take whole numbers (got ${opts.runs}, ${opts.calls}, ${opts.sizes})`);
+  process.exit(2);
+}
 const SEED = 20_261_201;
 
 
@@ -85,6 +98,12 @@ async function median(work: () => Promise<number>): Promise<number> {
 
 const progress = (what: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${what}\n`);
 const root = await mkdtemp(join(tmpdir(), 'chatctx-bench-hot-paths-'));
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    // An interrupted run leaves no stores behind: they are throwaway copies.
+    void rm(root, { recursive: true, force: true }).finally(() => process.exit(130));
+  });
+}
 
 /** A data directory holding `size` approved generated records. */
 async function template(size: number): Promise<string> {
@@ -150,25 +169,27 @@ const report: Record<string, unknown> = { seed: SEED, runs: RUNS, calls: CALLS, 
 const rows: [string, string][] = [];
 
 try {
-  const batch = await generateRecords(500, SEED + 1, 'imported');
+  const batch = await generateRecords(BATCH, SEED + 1, 'imported');
   const templates = new Map<number, string>();
-  for (const size of [...new Set([0, 24, 5000, ...SIZES])]) templates.set(size, await template(size));
+  for (const size of [...new Set([0, 24, BULK, ...SIZES])]) templates.set(size, await template(size));
   const perRecord: Record<string, number> = {};
   for (const size of SIZES) {
     perRecord[size] = round(await importCost(templates.get(size)!, batch));
-    progress(`500 into ${size}: ${perRecord[size]} ms/record`);
-    rows.push([`import 500 into ${size} existing (ms/record)`, perRecord[size]!.toFixed(3)]);
+    progress(`${BATCH} into ${size}: ${perRecord[size]} ms/record`);
+    rows.push([`import ${BATCH} into ${size} existing (ms/record)`, perRecord[size]!.toFixed(3)]);
   }
-  const big = await generateRecords(5000, SEED + 2, 'bulk');
+  const big = await generateRecords(BULK, SEED + 2, 'bulk');
   const intoEmpty = round(await importCost(templates.get(0)!, big));
-  const intoFull = round(await importCost(templates.get(5000)!, big));
-  rows.push(['import 5,000 into empty (ms/record)', intoEmpty.toFixed(3)], ['import 5,000 into 5,000 (ms/record)', intoFull.toFixed(3)]);
+  const intoFull = round(await importCost(templates.get(BULK)!, big));
+  rows.push([`import ${BULK} into empty (ms/record)`, intoEmpty.toFixed(3)], [`import ${BULK} into ${BULK} (ms/record)`, intoFull.toFixed(3)]);
   rows.push(['  ratio (acceptance <= 2)', (intoFull / intoEmpty).toFixed(2)]);
   const p50Small = round(await guidanceP50(templates.get(24)!, 24));
-  const p50Large = round(await guidanceP50(templates.get(5000)!, 5000));
-  rows.push(['get_guidance p50 at 24 records (ms)', p50Small.toFixed(3)], ['get_guidance p50 at 5,000 records (ms)', p50Large.toFixed(3)]);
+  const p50Large = round(await guidanceP50(templates.get(BULK)!, BULK));
+  rows.push(['get_guidance p50 at 24 records (ms)', p50Small.toFixed(3)], [`get_guidance p50 at ${BULK} records (ms)`, p50Large.toFixed(3)]);
   rows.push(['  ratio (acceptance <= 1.5)', (p50Large / p50Small).toFixed(2)]);
+  // The key names keep the full-size figures' names, so earlier reports still compare; `quick` says when they do not hold.
   Object.assign(report, {
+    quick,
     import_500_ms_per_record: perRecord,
     import_5000: { into_empty_ms_per_record: intoEmpty, into_5000_ms_per_record: intoFull, ratio: round(intoFull / intoEmpty) },
     get_guidance_p50_ms: { at_24: p50Small, at_5000: p50Large, ratio: round(p50Large / p50Small) },

@@ -1,37 +1,75 @@
-// `npm run bench:load [-- --seconds N]`: throughput and latency of the local
-// server over HTTP on loopback, measured the way an agent calls it. Starts its own
-// server on a fresh data directory (the starter corpus, the bundled encoder), makes
-// an unlimited key, then measures with autocannon:
+// `npm run bench:load [-- --seconds N] [--quick] [--out FILE]`: throughput and
+// latency of the local server over HTTP on loopback, measured the way an agent calls
+// it. Starts its own server on a fresh data directory (the starter corpus, the bundled
+// encoder), makes an unlimited key, then measures with autocannon:
 //
 //   - search_knowledge at concurrency 1, 4 and 16: the same question every call (its
 //     answer and embedding cached), a new question every call (the encoder runs), and
 //     questions asked before but too many for the answer cache (embedding cached,
 //     answer computed); each row says how many answers came from the answer cache,
 //     counted from the server's own log;
-//   - ping latency while 2,000 records are imported through the server and
-//     cache-miss searches run at concurrency 4.
+//   - ping latency while 2,000 records that pass the approval gates
+//     (`reviewed-records.mjs`) are imported through the server and cache-miss
+//     searches run at concurrency 4.
 //
-// Prints a table and writes bench-results/load.json. Bounded (about three minutes at
-// the default 10 s per run), loopback only, nothing left behind.
+// Prints a table and writes bench-results/load.json (or `--out`). Bounded (about three
+// minutes at the default 10 s per run), loopback only. The temporary data directory
+// goes on every exit: success, failure and SIGINT/SIGTERM; a failure exits 1.
+// `--quick` (the benchmark test) runs 1 s per run at concurrency 1 and 4, 10 known
+// questions and 10 imported records, on a store without the starter corpus: it checks
+// the benchmark still runs, not timings.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { reviewedRecords } from './reviewed-records.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'chatctx.js');
-const seconds = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 10;
+
+/** The options; an unknown option or a bad number throws before anything is created. */
+function readOptions() {
+  const { values } = parseArgs({ options: { seconds: { type: 'string' }, quick: { type: 'boolean' }, out: { type: 'string' } }, strict: true });
+  const quick = values.quick === true;
+  const seconds = Number(values.seconds ?? (quick ? 1 : 10));
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new Error(`--seconds must be a positive number, not ${values.seconds}`);
+  return {
+    quick,
+    seconds,
+    out: resolve(values.out ?? join(ROOT, 'bench-results', 'load.json')),
+    connections: quick ? [1, 4] : [1, 4, 16],
+    // More than the server keeps answers for (500), so that none is answered from the cache; a few when quick.
+    knownQuestions: quick ? 10 : 1000,
+    records: quick ? 10 : 2000,
+    // Quick: no starter corpus, so the first start does not embed 246 records before the first search.
+    env: quick ? { ...process.env, CHATCTX_STARTER_CORPUS: '0' } : process.env,
+  };
+}
+
+let options;
+try {
+  options = readOptions();
+} catch (error) {
+  console.error(`bench:load: ${error.message}`);
+  process.exit(2);
+}
+const seconds = options.seconds;
 const dir = mkdtempSync(join(tmpdir(), 'chatctx-bench-'));
 const dataDir = join(dir, 'data');
+/** The server, once started: stopped on every exit path. */
+let server;
 
 function run(args) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, ...args], { cwd: ROOT, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let err = '';
     child.stdout.on('data', (d) => (out += d));
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`chatctx ${args.join(' ')} exited ${code}`))));
+    child.stderr.on('data', (d) => (err = (err + d).slice(-2000)));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`chatctx ${args.join(' ')} exited ${code}:\n${err}`))));
   });
 }
 
@@ -47,7 +85,8 @@ function countSearches(chunk) {
 
 /** The server, once it answers and its records are embedded. */
 function serve() {
-  const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, 'serve', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, 'serve', '--port', '0'], { cwd: ROOT, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  server = child;
   let out = '';
   const take = (d) => {
     countSearches(d);
@@ -70,14 +109,14 @@ const HEADERS = (key) => ({ 'Content-Type': 'application/json', Accept: 'applica
 const search = (query, id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'search_knowledge', arguments: { query } } });
 
 /** The questions of each scenario: `next()` gives the next call's question. */
-const KNOWN_QUESTIONS = 1000;
+const KNOWN_QUESTIONS = options.knownQuestions;
 const questions = {
   hit: () => 'retry transient failures with backoff and jitter',
   miss: (() => {
     let n = 0;
     return () => `retry transient failures with backoff and jitter, case ${Date.now()}-${n++}`;
   })(),
-  // More than the server keeps answers for (500), asked in turn: the least recently asked comes next.
+  // Asked in turn: the least recently asked comes next.
   known: (() => {
     let n = 0;
     return () => `how many retries before a circuit breaker opens, variant ${n++ % KNOWN_QUESTIONS}`;
@@ -123,34 +162,25 @@ async function pingDuring(url, key, until) {
 }
 
 function importFile() {
-  const records = Array.from({ length: 2000 }, (_, i) => ({
-    slug: `bench-${i}`,
-    title: `Bound queue ${i} in front of a slow dependency`,
-    topic: 'reliability',
-    summary: 'Workers stall when a downstream call never answers and the queue in front of them grows without bound.',
-    recommendation: `Bound queue ${i}, put a deadline on every downstream call, and shed load when the queue is full.`,
-    confidence: 'medium',
-    sources: [{ title: 'Timers', url: 'https://nodejs.org/api/timers.html' }],
-  }));
+  const records = reviewedRecords(options.records, 'bench');
   const file = join(dir, 'records.json');
   writeFileSync(file, JSON.stringify(records));
   return file;
 }
 
-const started = performance.now();
-const { url, child } = await serve();
-const runs = [];
-try {
-  const { key } = JSON.parse(await run(['--json', 'keys', 'create', '--name', 'bench']));
-  const SCENARIOS = {
-    hit: 'same question every call (answer cached)',
-    miss: 'new question every call (encoder runs)',
-    known: 'known questions, answer not cached (embedding cached)',
-  };
+const SCENARIOS = {
+  hit: 'same question every call (answer cached)',
+  miss: 'new question every call (encoder runs)',
+  known: 'known questions, answer not cached (embedding cached)',
+};
+
+/** One table row per scenario and concurrency. */
+async function measureSearches(url, key) {
+  const runs = [];
   for (const scenario of ['hit', 'miss', 'known']) {
     // Ask every known question once, so that their embeddings are cached.
     if (scenario === 'known') await autocannon({ url, method: 'POST', headers: HEADERS(key), connections: 4, amount: KNOWN_QUESTIONS, requests: [{ setupRequest: (r) => ({ ...r, body: search(questions.known()) }) }] });
-    for (const connections of [1, 4, 16]) {
+    for (const connections of options.connections) {
       const before = { ...served };
       const { result, times } = await measure(url, key, connections, scenario);
       await new Promise((resolve) => setTimeout(resolve, 200)); // the server's last log lines
@@ -170,13 +200,20 @@ try {
       console.error(`${row.scenario} c${connections}: ${row.requests_per_s} req/s, p50 ${row.p50_ms} ms, p99 ${row.p99_ms} ms`);
     }
   }
+  return runs;
+}
+
+/** Ping round trips while the records are imported and cache-miss searches run. */
+async function measurePings(url, key) {
   const importing = run(['records', 'import', importFile(), '--approve']);
   const background = measure(url, key, 4, 'miss', 3600);
-  const pings = await pingDuring(url, key, importing);
+  // A failed import still ends the pings; its error is thrown below, after the searches stop.
+  const pings = await pingDuring(url, key, importing.catch(() => undefined));
   background.stop();
   await background;
-  const ping = {
-    scenario: 'ping during a 2,000-record import and cache-miss searches at concurrency 4',
+  await importing;
+  return {
+    scenario: `ping during a ${options.records.toLocaleString('en')}-record import and cache-miss searches at concurrency 4`,
     pings: pings.length,
     p50_ms: Number(percentile(pings, 50).toFixed(1)),
     p95_ms: Number(percentile(pings, 95).toFixed(1)),
@@ -184,15 +221,50 @@ try {
     max_ms: Number(Math.max(...pings).toFixed(1)),
     load_average_1m: Number(loadavg()[0].toFixed(2)),
   };
-  const report = { cores: cpus().length, node: process.version, seconds_per_run: seconds, runs, ping, total_s: Math.round((performance.now() - started) / 1000) };
-  mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench-results', 'load.json'), JSON.stringify(report, null, 2) + '\n');
+}
+
+function printReport({ runs, ping }) {
   console.log('\n| scenario | connections | req/s | p50 ms | p95 ms | p99 ms | answers from cache | load avg |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of runs) console.log(`| ${r.scenario} | ${r.connections} | ${r.requests_per_s} | ${r.p50_ms} | ${r.p95_ms} | ${r.p99_ms} | ${r.answer_cache_hits} | ${r.load_average_1m} |`);
   console.log(`\n${ping.scenario}: ${ping.pings} pings, p50 ${ping.p50_ms} ms, p95 ${ping.p95_ms} ms, p99 ${ping.p99_ms} ms, max ${ping.max_ms} ms (load average ${ping.load_average_1m})`);
-} finally {
-  child.kill('SIGTERM');
-  await new Promise((resolve) => child.once('exit', resolve));
+}
+
+/** Stops the server and removes the data directory; safe to call twice. */
+async function cleanUp() {
+  const child = server;
+  server = undefined;
+  if (child && child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
   rmSync(dir, { recursive: true, force: true });
+}
+
+async function main() {
+  const started = performance.now();
+  const { url } = await serve();
+  const { key } = JSON.parse(await run(['--json', 'keys', 'create', '--name', 'bench']));
+  const runs = await measureSearches(url, key);
+  const ping = await measurePings(url, key);
+  const report = { cores: cpus().length, node: process.version, quick: options.quick, seconds_per_run: seconds, runs, ping, total_s: Math.round((performance.now() - started) / 1000) };
+  mkdirSync(dirname(options.out), { recursive: true });
+  writeFileSync(options.out, JSON.stringify(report, null, 2) + '\n');
+  printReport(report);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    console.error(`bench:load: ${signal}, stopping the server and removing ${dir}`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+try {
+  await main();
+  await cleanUp();
+} catch (error) {
+  console.error(`bench:load failed: ${error instanceof Error ? error.message : error}`);
+  await cleanUp();
+  process.exit(1);
 }

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bin/bench/local-search.ts --dataset ../shared/eval/scifact [--restarts N] [--queries N] [--http-searches N] [--data-dir DIR]`
+ * `npx tsx bin/bench/local-search.ts --dataset ../shared/eval/scifact [--restarts N] [--queries N] [--http-searches N] [--data-dir DIR] [--docs N] [--out FILE] [--quick]`
  *
  * `search_knowledge` on the local server over HTTP, on a store of SciFact's size.
  *
@@ -15,12 +15,16 @@
  * 2. What a search costs over HTTP with its query embedding not cached (the encoder
  * runs) and cached (the answer is still computed): see `overHttp`.
  *
- * Writes bench-results/local-search.json.
+ * Writes bench-results/local-search.json (or `--out`). `--quick` (the benchmark test)
+ * builds a store of the first 10 documents, without the starter corpus, and times one
+ * restart with two searches, without the HTTP runs (each starts two more servers): it
+ * checks the benchmark runs, not how fast. A missing dataset is an error that says
+ * where it was looked for.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { DataDirLock, storePath } from '../../lambdas/local/data-dir.ts';
@@ -42,8 +46,23 @@ const opts = new Command('bench-local-search')
   .option('--http-searches <n>', 'searches per kind (embedding cached and not) over HTTP', (v) => Number(v), 100)
   .option('--http-runs <n>', 'runs of the HTTP measurement (each with new questions); the table shows their median', (v) => Number(v), 3)
   .option('--data-dir <dir>', 'keep the built store here and reuse it next time (default: a temporary folder)')
+  .option('--docs <n>', 'only the first N documents of the corpus (default: all)', (v) => Number(v))
+  .option('--cache-dir <dir>', 'document embedding cache', resolve(ROOT, '.chatctx/eval-cache'))
+  .option('--out <file>', 'where the JSON report goes', join(ROOT, 'bench-results', 'local-search.json'))
+  .option('--quick', 'a 10-document store, one restart, two searches: checks that the benchmark runs')
   .parse()
-  .opts<{ dataset: string; restarts: number; queries: number; httpSearches: number; httpRuns: number; dataDir?: string }>();
+  .opts<{ dataset: string; restarts: number; queries: number; httpSearches: number; httpRuns: number; dataDir?: string; docs?: number; cacheDir: string; out: string; quick?: boolean }>();
+if (opts.quick) Object.assign(opts, { restarts: 1, queries: 2, httpSearches: 0, docs: 10 });
+// Quick: no starter corpus, so the first start does not embed 246 records beside the 10.
+const CHILD_ENV = opts.quick ? { ...process.env, CHATCTX_STARTER_CORPUS: '0' } : process.env;
+if (![opts.restarts, opts.queries, opts.httpRuns, opts.docs ?? 1].every((n) => Number.isInteger(n) && n >= 1) || !(Number.isInteger(opts.httpSearches) && opts.httpSearches >= 0)) {
+  console.error('bench local-search: --restarts, --queries, --http-runs and --docs take positive whole numbers, --http-searches zero or more');
+  process.exit(2);
+}
+if (!existsSync(join(resolve(opts.dataset), 'corpus.jsonl'))) {
+  console.error(`bench local-search: no BEIR dataset at ${resolve(opts.dataset)} (corpus.jsonl, queries.jsonl); see docs/quality.md for where it comes from`);
+  process.exit(2);
+}
 
 const median = (values: readonly number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -63,7 +82,7 @@ async function buildStore(dataDir: string, corpus: Awaited<ReturnType<typeof loa
   try {
     const records = corpus.map((doc) => beirDocToRecord(doc, `scifact-${doc.id.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`));
     for (let start = 0; start < records.length; start += 500) await importRecords(store.sql, records.slice(start, start + 500), { approve: true });
-    const embedder = await CachedEmbedder.open(inner!, resolve(ROOT, '.chatctx/eval-cache'));
+    const embedder = await CachedEmbedder.open(inner!, resolve(opts.cacheDir));
     const { embedded } = await embedRecords(store.sql, embedder, await recordsToEmbed(store.sql, embedder.model), { batchSize: 64 });
     console.error(`built ${dataDir}: ${records.length} records, ${embedded} embedded (${embedder.hits} cached passages, ${embedder.misses} new)`);
   } finally {
@@ -84,7 +103,7 @@ interface Served {
 /** `chatctx serve` on the data directory, once it prints its URL (it is ready then). */
 function serve(dataDir: string, waitForEmbeddings = false): Promise<Served> {
   const started = performance.now();
-  const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, 'serve', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, 'serve', '--port', '0'], { cwd: ROOT, env: CHILD_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolvePromise, reject) => {
     child.once('exit', (code) => reject(new Error(`server exited ${code}:\n${out}`)));
@@ -170,7 +189,7 @@ async function overHttp(dataDir: string, key: string, questions: readonly string
 
 function runCli(dataDir: string, args: string[]): Promise<string> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, ...args], { cwd: ROOT, env: CHILD_ENV, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('exit', (code) => (code === 0 ? resolvePromise(out) : reject(new Error(`chatctx ${args.join(' ')} exited ${code}`))));
@@ -179,10 +198,12 @@ function runCli(dataDir: string, args: string[]): Promise<string> {
 
 const temporary = opts.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'chatctx-local-search-'));
 const dataDir = resolve(opts.dataDir ?? join(temporary!, 'data'));
+if (temporary) for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => (rmSync(temporary, { recursive: true, force: true }), process.exit(130)));
 try {
   const dataset = await loadBeirDataset(resolve(opts.dataset));
+  const corpus = dataset.corpus.slice(0, opts.docs);
   if (!existsSync(storePath(dataDir))) {
-    await buildStore(dataDir, dataset.corpus);
+    await buildStore(dataDir, corpus);
     // The first start adds the starter corpus and embeds it: not timed.
     await stop((await serve(dataDir, true)).child);
   }
@@ -209,7 +230,7 @@ try {
     console.error(`restart ${restart}: ready ${Math.round(server.readyMs)} ms, first ${round(times[0]!)} ms, then median ${round(rest)} ms`);
   }
   const summary = {
-    records: dataset.corpus.length,
+    records: corpus.length,
     restarts: opts.restarts,
     searches_per_restart: opts.queries,
     median_ready_ms: median(rows.map((r) => r.ready_ms)),
@@ -236,8 +257,8 @@ try {
       );
     }
   }
-  mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench-results', 'local-search.json'), JSON.stringify({ first_search: { ...summary, rows }, http }, null, 2) + '\n');
+  mkdirSync(dirname(resolve(opts.out)), { recursive: true });
+  writeFileSync(resolve(opts.out), JSON.stringify({ first_search: { ...summary, rows }, http }, null, 2) + '\n');
 } finally {
   if (temporary) rmSync(temporary, { recursive: true, force: true });
 }

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bin/bench/search-baseline.ts --baseline DIR [--runs 3] [--questions 200] [--quality] [--json FILE]`
+ * `npx tsx bin/bench/search-baseline.ts --baseline DIR [--runs 3] [--questions 200] [--quality] [--json FILE] [--quick]`
  *
  * `search_knowledge` in process on the starter corpus, this checkout against an
  * earlier one, side by side in one process: each version opens its own in-memory
@@ -21,6 +21,10 @@
  * (hybrid, max_results 10) and prints the honesty table per version, set and half
  * (bin/eval/guidance-eval.ts): what this checkout changed for agents, on the
  * same questions, in the same process.
+ *
+ * `--quick` (the benchmark test, with `--baseline .`: this checkout against itself)
+ * asks 3 questions in one run over the first 8 starter records: it checks that the
+ * benchmark runs, not the ratio.
  */
 import { Command } from 'commander';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -42,8 +46,16 @@ const opts = new Command('bench-search-baseline')
   .option('--server-cache', "give each version the local server's search cache (records and settings per corpus generation) with answer reuse off")
   .option('--json <file>', 'where to write the report', '.chatctx/bench/search-baseline.json')
   .option('--cache-dir <dir>', 'document embedding cache', '.chatctx/eval-cache')
+  .option('--quick', 'one run of 3 questions over 8 starter records: checks that the benchmark runs')
   .parse()
-  .opts<{ baseline: string; runs: number; questions: number; quality?: boolean; serverCache?: boolean; json: string; cacheDir: string }>();
+  .opts<{ baseline: string; runs: number; questions: number; quality?: boolean; serverCache?: boolean; json: string; cacheDir: string; quick?: boolean }>();
+if (opts.quick) Object.assign(opts, { runs: 1, questions: 3 });
+/** Starter records per store when quick: embedding all of them with an empty cache takes minutes. */
+const QUICK_RECORDS = 8;
+if (![opts.runs, opts.questions].every((n) => Number.isInteger(n) && n >= 1)) {
+  console.error(`bench:search-baseline: --runs and --questions take positive whole numbers (got ${opts.runs}, ${opts.questions})`);
+  process.exit(2);
+}
 
 type Search = (args: Record<string, unknown>) => Promise<SearchKnowledgeOutput>;
 
@@ -70,7 +82,7 @@ async function version(root: string, embedder: Embedder): Promise<Search> {
   }
   const sql = await PgliteSql.open();
   await migrate(sql);
-  await importRecords(sql, await readRecordFiles(resolve(root, 'guidance')), { approve: true });
+  await importRecords(sql, (await readRecordFiles(resolve(root, 'guidance'))).slice(0, opts.quick ? QUICK_RECORDS : undefined), { approve: true });
   await embedRecords(sql, embedder, await recordsToEmbed(sql, embedder.model));
   await sql.query('ANALYZE');
   const pepper = randomBytes(32);
@@ -156,6 +168,6 @@ for (const s of summary) {
   );
 }
 await mkdir(dirname(resolve(opts.json)), { recursive: true });
-await writeFile(resolve(opts.json), JSON.stringify({ baseline: opts.baseline, server_cache: opts.serverCache ?? false, questions: questions.length, runs: opts.runs, summary, quality }, null, 2) + '\n');
+await writeFile(resolve(opts.json), JSON.stringify({ baseline: opts.baseline, quick: opts.quick ?? false, server_cache: opts.serverCache ?? false, questions: questions.length, runs: opts.runs, summary, quality }, null, 2) + '\n');
 console.log(`wrote ${opts.json}`);
 

@@ -1,20 +1,35 @@
-// `npx tsx bin/bench/search-bundle.ts [--runs N]`: what the search function's cold
+// `npx tsx bin/bench/search-bundle.ts [--runs N] [--out FILE] [--quick]`: what the search function's cold
 // start pays to load its bundle, with the tokenizer shipped beside the bundle and read
 // at first use (as deployed) against the tokenizer inlined in the bundle (what a
 // literal `import('gpt-tokenizer')` gives). Both are built with the stack's own
 // esbuild options (`lib/bundling.ts`) and hooks (`lib/mcp-functions.ts`); each run
 // imports a bundle in a fresh Node process, the variants taking turns. For the split
 // bundle it also times the first use of the tokenizer, the cost moved out of the
-// cold start. Prints a table and writes bench-results/search-bundle.json.
+// cold start. Prints a table and writes bench-results/search-bundle.json (or `--out`).
+// `--quick` (the benchmark test) imports each bundle once: it checks the benchmark runs.
 import { execFileSync, execSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { build, type Plugin } from 'esbuild';
 import { BUNDLING_OPTIONS, PROJECT_ROOT } from '../../lib/bundling.ts';
 import { BUNDLED_FILES, FUNCTION_ENTRIES } from '../../lib/mcp-functions.ts';
 
-const runs = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 9;
+const args = (() => {
+  try {
+    return parseArgs({ options: { runs: { type: 'string' }, out: { type: 'string' }, quick: { type: 'boolean' } }, strict: true }).values;
+  } catch (error) {
+    console.error(`search-bundle: ${(error as Error).message}`);
+    process.exit(2);
+  }
+})();
+const runs = args.quick ? 1 : Number(args.runs ?? 9);
+if (!Number.isInteger(runs) || runs < 1) {
+  console.error(`search-bundle: --runs takes a positive whole number, not ${args.runs}`);
+  process.exit(2);
+}
+const out = resolve(args.out ?? join(PROJECT_ROOT, 'bench-results', 'search-bundle.json'));
 const work = mkdtempSync(join(tmpdir(), 'chatctx-search-bundle-'));
 
 /** Puts back the literal import the bundler follows: the tokenizer inlined, as before the split. */
@@ -81,8 +96,8 @@ try {
     inline: { bundle_kib: kib(files.inline), load_ms: Math.round(median(samples.inline)) },
     split: { bundle_kib: kib(files.split), tokenizer_kib: tokenizerKib, load_ms: Math.round(median(samples.split)), first_use_ms: Math.round(median(samples.firstUse)) },
   };
-  mkdirSync(join(PROJECT_ROOT, 'bench-results'), { recursive: true });
-  writeFileSync(join(PROJECT_ROOT, 'bench-results', 'search-bundle.json'), JSON.stringify(result, null, 2) + '\n');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
   console.log(
     [
       `search-knowledge bundle, median of ${runs} fresh-process imports (node ${result.node}, ${result.cores} cores, load average ${result.load_average})`,

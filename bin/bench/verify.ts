@@ -1,5 +1,5 @@
 /**
- * `npm run bench:verify -- [--runs N] [--delay-ms 100] [--out FILE]`
+ * `npm run bench:verify -- [--runs N] [--delay-ms 100] [--sources N] [--out FILE] [--quick]`
  *
  * How long `records verify` takes over the whole starter corpus: every source of
  * `guidance/` (243 excerpts) checked against a local HTTPS server that answers
@@ -12,6 +12,9 @@
  *
  * Reports the median of `--runs` runs, the slowest run, checks per second and the
  * load average, and writes the report as JSON (by default under `.chatctx/`).
+ * `--quick` (the benchmark test): one run of the first 20 sources, pages answered at
+ * once; it checks that the benchmark runs, not how fast. Its temporary folder (the
+ * certificate) is gone before the first check.
  */
 import { Command } from 'commander';
 import { execFileSync } from 'node:child_process';
@@ -30,28 +33,44 @@ import { VERIFY_LIMITS } from '../../lambdas/admin/admin-operations.ts';
 const opts = new Command('bench:verify')
   .option('--runs <n>', 'runs (the median is reported)', '3')
   .option('--delay-ms <ms>', 'how long the server waits before answering each page', '100')
+  .option('--sources <n>', 'check only the first N sources (default: all)')
   .option('--out <file>', 'where the JSON report goes', '.chatctx/bench/verify.json')
+  .option('--quick', 'one run of 20 sources with no page delay: checks that the benchmark runs')
   .parse()
-  .opts<{ runs: string; delayMs: string; out: string }>();
+  .opts<{ runs: string; delayMs: string; sources?: string; out: string; quick?: boolean }>();
 
-const RUNS = Math.max(1, Number(opts.runs));
-const DELAY_MS = Math.max(0, Number(opts.delayMs));
+const RUNS = opts.quick ? 1 : Number(opts.runs);
+const DELAY_MS = opts.quick ? 0 : Number(opts.delayMs);
+const LIMIT = opts.quick ? 20 : opts.sources === undefined ? Infinity : Number(opts.sources);
+if (!(Number.isInteger(RUNS) && RUNS >= 1 && DELAY_MS >= 0 && LIMIT >= 1)) {
+  console.error(`bench:verify: --runs and --sources take positive whole numbers, --delay-ms a number of ms (got ${opts.runs}, ${opts.sources}, ${opts.delayMs})`);
+  process.exit(2);
+}
 
 const records = await readRecordFiles(resolve('guidance'));
-const sources = records.flatMap((r) => r.sources.filter((s) => s.evidence_excerpt).map((s) => ({ url: s.url, excerpt: s.evidence_excerpt!, slugs: [r.slug] })));
+const sources = records
+  .flatMap((r) => r.sources.filter((s) => s.evidence_excerpt).map((s) => ({ url: s.url, excerpt: s.evidence_excerpt!, slugs: [r.slug] })))
+  .slice(0, LIMIT);
 const hosts = [...new Set(sources.map((s) => new URL(s.url).hostname))];
 
 const work = await mkdtemp(join(tmpdir(), 'chatctx-bench-verify-'));
 const [keyPath, certPath] = [join(work, 'key.pem'), join(work, 'cert.pem')];
-execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=bench', '-addext', `subjectAltName=${hosts.map((h) => `DNS:${h}`).join(',')}`, '-days', '1', '-keyout', keyPath, '-out', certPath], { stdio: 'ignore' });
-const cert = await readFile(certPath);
+// The folder only holds the certificate: it goes as soon as both files are read, or when openssl fails (the error then exits 1).
+const [key, cert] = await (async () => {
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=bench', '-addext', `subjectAltName=${hosts.map((h) => `DNS:${h}`).join(',')}`, '-days', '1', '-keyout', keyPath, '-out', certPath], { stdio: 'ignore' });
+    return [await readFile(keyPath), await readFile(certPath)];
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+})();
 /** Every excerpt quoted from a page, by host and path: several records quote the same page. */
 const pages = new Map<string, string[]>();
 for (const s of sources) {
   const key = `${new URL(s.url).hostname}${new URL(s.url).pathname}`;
   pages.set(key, [...(pages.get(key) ?? []), s.excerpt]);
 }
-const server = createServer({ key: await readFile(keyPath), cert }, (req, res) => {
+const server = createServer({ key, cert }, (req, res) => {
   const excerpts = pages.get(`${(req.headers.host ?? '').split(':')[0]}${new URL(req.url ?? '/', 'https://x').pathname}`);
   setTimeout(() => {
     if (!excerpts) return void res.writeHead(404).end();
@@ -84,7 +103,6 @@ for (let run = 0; run < RUNS; run++) {
   await sql.close();
 }
 server.close();
-await rm(work, { recursive: true, force: true });
 
 const sorted = [...runs].sort((a, b) => a.seconds - b.seconds);
 const median = sorted[Math.floor(sorted.length / 2)]!;

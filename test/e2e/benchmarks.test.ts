@@ -1,0 +1,166 @@
+/**
+ * Benchmarks that cannot rot: every benchmark of `bin/bench/` runs here in its quick
+ * mode (tiny sizes, one run) as a child process, and must exit 0 and write its JSON
+ * report, parseable and with its top-level keys, to a folder of this test, never to
+ * the checkout's `bench-results/`. No timing is asserted: a benchmark measures, a
+ * test only checks that it still runs. Each child gets its own TMPDIR, so a
+ * temporary folder it leaves behind (`chatctx-*`) shows there, and a failing
+ * benchmark must exit non-zero and still remove its temporary data directory. Two
+ * run at a time: on two idle cores that halves the file's time, and one core is
+ * seldom enough for a benchmark and the server it starts anyway.
+ *
+ * Skipped, with the reason in the test's name, when a clean clone or a bare machine
+ * lacks what a benchmark needs: hyperfine for the cold start, openssl for the
+ * evidence checks, the SciFact dataset beside the checkout for the local search.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../support/local-server.ts';
+
+const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
+const SCIFACT = join(REPO_ROOT, '..', 'shared', 'eval', 'scifact');
+const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
+
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'chatctx-benchmarks-test-'));
+});
+/** A benchmark's own temporary folders in its TMPDIR (tsx keeps its compile cache there too). */
+const leftovers = async (tmp: string) => (await readdir(tmp)).filter((name) => name.startsWith('chatctx-'));
+
+/** At most two children at a time. */
+let running = 0;
+const waiting: (() => void)[] = [];
+async function slot<T>(work: () => Promise<T>): Promise<T> {
+  while (running >= 2) await new Promise<void>((resolve) => waiting.push(resolve));
+  running += 1;
+  try {
+    return await work();
+  } finally {
+    running -= 1;
+    waiting.shift()?.();
+  }
+}
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderr: string;
+  /** The temporary folders of benchmarks left after it exited. */
+  leftovers: string[];
+}
+
+/** Runs `command` with a TMPDIR of its own; `whileRunning` may act on the child until it exits (it is told to stop then). */
+async function runBenchmark(command: string, args: string[], env: Record<string, string> = {}, whileRunning?: (pid: number, tmp: string) => () => void): Promise<Run> {
+  const tmp = await mkdtemp(join(root, 'tmp-'));
+  const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, TMPDIR: tmp, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+  const stop = whileRunning?.(child.pid!, tmp);
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => resolve([c, s])));
+  stop?.();
+  return { code, signal, stderr, leftovers: await leftovers(tmp) };
+}
+
+/** A TCP port free a moment ago, for the one benchmark that cannot take port 0. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+interface Benchmark {
+  readonly name: string;
+  /** Why it cannot run here, or undefined when it can. */
+  readonly missing?: string;
+  readonly command: (out: string) => Promise<[string, string[], Record<string, string>?]>;
+  readonly keys: readonly string[];
+}
+
+const BENCHMARKS: readonly Benchmark[] = [
+  {
+    name: 'cold-start',
+    missing: has('hyperfine') ? undefined : 'hyperfine is not installed',
+    command: async (out) => ['bash', ['bin/bench/cold-start.sh', '--quick', '--out', out], { BENCH_PORT: String(await freePort()) }],
+    keys: ['cores', 'node', 'runs', 'results'],
+  },
+  { name: 'load', command: async (out) => [process.execPath, ['bin/bench/load.mjs', '--quick', '--out', out]], keys: ['cores', 'node', 'seconds_per_run', 'runs', 'ping', 'total_s'] },
+  { name: 'hot-paths', command: async (out) => [TSX, ['bin/bench/hot-paths.ts', '--quick', '--out', out]], keys: ['seed', 'runs', 'import_500_ms_per_record', 'import_5000', 'get_guidance_p50_ms'] },
+  {
+    name: 'search-baseline',
+    command: async (out) => [TSX, ['bin/bench/search-baseline.ts', '--quick', '--baseline', '.', '--json', out, '--cache-dir', join(out, '..', 'eval-cache')]],
+    keys: ['baseline', 'questions', 'runs', 'summary'],
+  },
+  {
+    name: 'verify',
+    missing: has('openssl') ? undefined : 'openssl is not installed',
+    command: async (out) => [TSX, ['bin/bench/verify.ts', '--quick', '--out', out]],
+    keys: ['sources', 'hosts', 'runs', 'median_seconds', 'checks_per_second'],
+  },
+  {
+    name: 'local-search',
+    missing: existsSync(join(SCIFACT, 'corpus.jsonl')) ? undefined : 'the SciFact dataset is not at ../shared/eval/scifact',
+    command: async (out) => [TSX, ['bin/bench/local-search.ts', '--quick', '--dataset', SCIFACT, '--cache-dir', join(out, '..', 'eval-cache'), '--out', out]],
+    keys: ['first_search', 'http'],
+  },
+  { name: 'search-bundle', command: async (out) => [TSX, ['bin/bench/search-bundle.ts', '--quick', '--out', out]], keys: ['node', 'runs', 'inline', 'split'] },
+  { name: 'cli-start', command: async (out) => [process.execPath, ['bin/bench/cli-start.mjs', '--quick', '--out', out]], keys: ['command', 'runs', 'median_ms'] },
+];
+
+describe.concurrent('every benchmark runs in its quick mode', () => {
+  for (const bench of BENCHMARKS) {
+    it.skipIf(bench.missing !== undefined)(`${bench.name}${bench.missing ? ` (skipped: ${bench.missing})` : ''} exits 0 and writes its report`, async ({ expect }) => {
+      const out = join(root, bench.name, `${bench.name}.json`);
+      const [command, args, env] = await bench.command(out);
+      const run = await slot(() => runBenchmark(command, args, env));
+      expect(run.code, run.stderr).toBe(0);
+      const report = JSON.parse(await readFile(out, 'utf8')) as Record<string, unknown>;
+      expect(Object.keys(report)).toEqual(expect.arrayContaining([...bench.keys]));
+      expect(run.leftovers).toEqual([]);
+    }, 600_000);
+  }
+});
+
+describe('a benchmark that fails', () => {
+  it('exits non-zero on an option it cannot use, before it creates anything', async () => {
+    const run = await runBenchmark(process.execPath, ['bin/bench/load.mjs', '--seconds', 'soon']);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('--seconds');
+    expect(run.leftovers).toEqual([]);
+  });
+
+  it('exits non-zero when its server cannot start, and removes its data directory', async () => {
+    // An address no name resolves to: the server it starts exits, after the data directory exists.
+    const run = await runBenchmark(process.execPath, ['bin/bench/load.mjs', '--quick', '--out', join(root, 'never.json')], { HOST: '256.1.1.1' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('bench:load failed');
+    expect(run.leftovers).toEqual([]);
+    expect(existsSync(join(root, 'never.json'))).toBe(false);
+  }, 120_000);
+
+  it('removes its data directory on SIGINT', async () => {
+    const run = await runBenchmark(process.execPath, ['bin/bench/load.mjs', '--quick', '--out', join(root, 'interrupted.json')], {}, (pid, tmp) => {
+      // Interrupt once its server has made the data directory, as someone pressing Ctrl-C mid-run would.
+      const poll = setInterval(() => {
+        void leftovers(tmp).then((found) => {
+          if (found.length === 0 || !existsSync(join(tmp, found[0]!, 'data'))) return;
+          clearInterval(poll);
+          process.kill(pid, 'SIGINT');
+        });
+      }, 50);
+      return () => clearInterval(poll);
+    });
+    expect(run.code).not.toBe(0);
+    expect(run.leftovers).toEqual([]);
+  }, 120_000);
+});
