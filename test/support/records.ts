@@ -6,6 +6,7 @@
  * other and tests can approve several of them one after the other.
  */
 import { createHash } from 'node:crypto';
+import { validRecord } from '../../bin/bench/reviewed-records.mjs';
 
 /** Distinct words to build each fixture's wording from. */
 const WORDS = (
@@ -23,35 +24,17 @@ function wordsFor(slug: string, count: number): string[] {
   return [...picked];
 }
 
-const today = () => new Date().toISOString().slice(0, 10);
 
-/** A record that passes every gate; `extra` replaces any field. */
+/** A record that passes every gate (the benchmarks' `validRecord`); `extra` replaces any field. */
 export function reviewedRecord(slug: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const w = wordsFor(slug, 15);
-  return {
+  const record = validRecord({
     slug,
     title: `Guard ${w[0]} ${w[1]} ${w[2]} jobs`,
-    topic: 'reliability',
-    task_types: ['build'],
     summary: `${w[3]} ${w[4]} ${w[5]} stalls when the ${w[6]} service never answers.`,
     // Each names the slug, so no two fixtures ever ask alike (the duplicates gate refuses that).
     asked_as: [`${slug} ${w[12]} hangs forever`, `should ${slug} ${w[13]} calls time out`, `${w[14]} ${slug} never answers`],
     recommendation: `Put a deadline on every ${w[7]} ${w[8]} call the ${w[9]} ${w[10]} ${w[11]} worker makes.`,
-    applies_to: [{ kind: 'runtime', name: 'Node.js', version_constraint: '>=18' }],
-    confidence: 'medium',
-    reviewed_at: today(),
-    license: 'CC-BY-4.0',
-    sources: [
-      {
-        title: 'Timers',
-        url: 'https://nodejs.org/api/timers.html',
-        evidence_excerpt: 'The timer functions within Node.js implement a similar API as the timers API provided by web browsers.',
-        relation: 'supports',
-        // The fixture's own claim that the quote was checked, so the evidence gate passes without a fetch.
-        verified_at: today(),
-        verified_from: { page: 'https://nodejs.org/api/timers.html' },
-      },
-    ],
-    ...extra,
-  };
+  });
+  return { ...record, ...extra };
 }

@@ -28,7 +28,8 @@ export interface SourceFile {
   readonly imports: readonly Import[];
 }
 
-const SOURCE = /\.(ts|mjs|js)$/;
+// `.d.mts`: the types of a plain-JavaScript module that TypeScript imports.
+const SOURCE = /\.(ts|mts|mjs|js)$/;
 
 /** Every source file under the given repository folders (no node_modules, no tests unless asked). */
 export function sourceFiles(folders: readonly string[]): SourceFile[] {
