@@ -126,8 +126,13 @@ afterAll(async () => {
 });
 
 /** Fake setTimeout and Date only: the HTTP stand-ins and PGlite keep their own clocks. */
-function fakeClock(start: string): void {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+/**
+ * The clock at `start`. With `timers`, setTimeout is faked too, for tests that let
+ * time pass; a test that only needs the date keeps real timers, so an AWS SDK retry
+ * after a dropped keep-alive socket (its backoff is a setTimeout) is not frozen.
+ */
+function fakeClock(start: string, { timers = true } = {}): void {
+  vi.useFakeTimers({ toFake: timers ? ['setTimeout', 'clearTimeout', 'Date'] : ['Date'] });
   vi.setSystemTime(new Date(start));
 }
 
@@ -186,7 +191,7 @@ describe('an idle client on the AWS gateway', () => {
   });
 
   it('refuses a guest over its daily quota after the DynamoDB counter alone: no guest call ever reaches Aurora', async () => {
-    fakeClock('2026-03-04T09:00:00Z');
+    fakeClock('2026-03-04T09:00:00Z', { timers: false });
     const via = gatewayFetch(productionGateway());
     const client = await connect(via);
     const before = backendCalls();
