@@ -58,7 +58,8 @@ function route(path: string, res: import('node:http').ServerResponse): void {
     for (let i = 0; i < 8; i++) res.write(`<p>${'y'.repeat(1000)}</p>`);
     res.end();
   } else if (path === '/slow') {
-    setTimeout(() => res.writeHead(200, html).end(GUIDE), 2500).unref();
+    // Far past the CLI's 1 s limit: a draft that waited for it would outlast no test ceiling, but would succeed.
+    setTimeout(() => res.writeHead(200, html).end(GUIDE), 60_000).unref();
   } else if (path === '/to-http') {
     res.writeHead(302, { location: `${base.replace('https:', 'http:')}/guide` }).end();
   } else {
@@ -192,11 +193,10 @@ describe('chatctx records draft --from-url', () => {
 
   it('gives up on a page that does not answer within the time limit', async () => {
     const out = join(work, 'slow.json');
-    const started = performance.now();
+    // No timing asserted: had the CLI waited, the page would have answered and the draft succeeded.
     const result = await draft(`${base}/slow`, out);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/did not answer within 1 second \(CHATCTX_DRAFT_TIMEOUT_SECONDS\)/);
-    expect(performance.now() - started).toBeLessThan(2500);
     expect(existsSync(out)).toBe(false);
   });
 

@@ -137,16 +137,14 @@ describe('search_knowledge when the reranker fails', () => {
     store.logs.length = 0;
 
     // Act
-    const started = performance.now();
+    // A reranker that never answers would hold this search forever without the deadline: no timing asserted.
     const out = await search({ query, max_results: 10 }, { reranker, rerankTimeoutMs });
-    const elapsed = performance.now() - started;
 
     // Assess
     expect(slugs(out)).toEqual(slugs(usual));
     expect(out.retrieval.mode).toBe(usual.retrieval.mode);
     expect(out.retrieval.degraded).toBe(true);
     expect(out.retrieval.degraded_reason).toMatch(reason);
-    expect(elapsed).toBeLessThan(rerankTimeoutMs + 5000);
     const failure = store.logs.map((line) => JSON.parse(line)).find((entry) => entry.event === 'rerank_failed');
     expect(failure, store.logs.join('\n')).toBeDefined();
     expect(store.logs.join('\n')).not.toContain(query);

@@ -92,19 +92,17 @@ describe('BedrockReranker', () => {
   it('gives up at the deadline with a timeout, and aborts the call it gave up on', async () => {
     // Prepare
     agentRuntime.on(RerankCommand).callsFake(async () => {
-      await sleep(400);
+      // Far past the deadline: had the reranker waited for it, the outcome would be ok.
+      await new Promise((resolve) => setTimeout(resolve, 30_000).unref());
       return response([{ index: 0, relevanceScore: 0.9 }]);
     });
     const reranker = new BedrockReranker({ modelId: COHERE, client: client() });
 
     // Act
-    const started = performance.now();
     const outcome = await reranker.rerank('query', ['a document'], { deadlineMs: 40 });
-    const elapsed = performance.now() - started;
 
     // Assess
     expect(outcome).toEqual({ ok: false, failure: 'timeout' });
-    expect(elapsed).toBeLessThan(300);
     // The mock's typings name only the command; the SDK's send also took the options with the abort signal.
     const options = (agentRuntime.commandCalls(RerankCommand)[0]!.args as unknown[])[1] as { abortSignal?: AbortSignal } | undefined;
     expect(options?.abortSignal?.aborted).toBe(true);
