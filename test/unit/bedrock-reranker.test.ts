@@ -21,7 +21,6 @@ afterEach(() => {
 const COHERE = 'cohere.rerank-v3-5:0';
 const client = () => new BedrockAgentRuntimeClient({ region: 'us-west-2' });
 const response = (results: { index: number; relevanceScore: number }[]): RerankCommandOutput => ({ results, $metadata: {} });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('BedrockReranker', () => {
   it('sends one Rerank request naming the model ARN and asking for a score per document', async () => {
