@@ -15,6 +15,7 @@ import { createMcpHttpHandler, type McpHttpDeps } from '../protocol/mcp-http-han
 import { KeyRepository } from '../auth/key-repository.ts';
 import { oauthKeyResolver, type OAuthKeyResolver } from '../oauth/access-token-resolver.ts';
 import { createEndpoint } from '../protocol/endpoint.ts';
+import type { OriginPolicy } from '../protocol/request-guards.ts';
 import type { UntrustedFetcher } from '../streams/untrusted-fetch.ts';
 import { createOAuthRoutes, type OAuthRoutes } from '../oauth/oauth-routes.ts';
 import { readSettings, type Environment } from '../config/settings.ts';
@@ -32,12 +33,17 @@ export const GET_STREAM_RETRY_MS = 3_600_000;
 
 export type GatewayHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
+/** The MCP handler's ports plus the front door's Host and Origin allow-lists. */
+export interface GatewayDeps extends McpHttpDeps {
+  readonly guard: OriginPolicy;
+}
+
 /**
  * The gateway over any set of ports; tests pass fixture-backed ones. With `oauth`,
  * the OAuth endpoints answer beside `/mcp`, under the stage's URL.
  */
-export function createGatewayHandler(deps: McpHttpDeps, oauth?: OAuthRoutes): GatewayHandler {
-  const endpoint = createEndpoint({ guard: deps.config, routes: { mcp: createMcpHttpHandler(deps), oauth }, logger: deps.logger });
+export function createGatewayHandler(deps: GatewayDeps, oauth?: OAuthRoutes): GatewayHandler {
+  const endpoint = createEndpoint({ guard: deps.guard, routes: { mcp: createMcpHttpHandler(deps), oauth }, logger: deps.logger });
   return async (event) => toResult(await endpoint(toRequest(event), { clientIp: clientIpOf(event), baseUrl: stageBaseUrl(event) }));
 }
 
@@ -66,14 +72,13 @@ export function gatewayOAuthRoutes(env: Environment, deps: McpHttpDeps, options:
 }
 
 /** Production dependencies from the settings the stack gives the function. */
-export function gatewayDeps(env: Environment, logger: Logger): McpHttpDeps {
+export function gatewayDeps(env: Environment, logger: Logger): GatewayDeps {
   const settings = readSettings(env, ['guestDailyLimit', 'allowedHosts', 'allowedOrigins', 'keyCacheSeconds']);
   const secrets = pepperSecrets(env);
   return {
+    guard: { allowedHosts: settings.allowedHosts, allowedOrigins: settings.allowedOrigins },
     config: {
       guestDailyLimit: settings.guestDailyLimit,
-      allowedHosts: settings.allowedHosts,
-      allowedOrigins: settings.allowedOrigins,
       getStream: { mode: 'close', retryMs: GET_STREAM_RETRY_MS },
     },
     keys: gatewayKeys(env, new KeyRepository(dataApiSql(env), secrets), secrets, settings.keyCacheSeconds * 1000),

@@ -232,8 +232,6 @@ async function answering(
   const mcp = createMcpHttpHandler({
     config: {
       guestDailyLimit: config.guestDailyLimit,
-      allowedHosts: config.allowedHosts,
-      allowedOrigins: config.allowedOrigins,
       getStream: { mode: 'hold', keepAliveMs: config.keepAliveSeconds * 1000 },
     },
     keys,

@@ -26,7 +26,6 @@ import type { ToolInvoker } from '../ports/tool-invoker.ts';
 import type { Logger } from '../ports/logger.ts';
 import { authenticate, type Caller, type KeyResolver } from '../auth/bearer.ts';
 import { QuotaPolicy } from '../quota/quota-policy.ts';
-import type { OriginPolicy } from './request-guards.ts';
 import { resourceMetadataUrl } from '../oauth/oauth-routes.ts';
 import { ProtocolErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { answerMessage, toolCallProblem } from './mcp-server.ts';
@@ -39,7 +38,8 @@ import { readBody } from './read-body.ts';
 /** How long a client refused a GET stream is asked to wait before trying again. */
 const STREAM_RETRY_SECONDS = 60;
 
-export interface McpHttpConfig extends OriginPolicy {
+/** Host and Origin are not here: the front door (`endpoint.ts`) checks them from its own `guard`. */
+export interface McpHttpConfig {
   /** Path of the MCP endpoint. @default '/mcp' */
   readonly path?: string;
   /** Tool calls per guest IP per UTC day; 0 turns guest access off. */

@@ -6,10 +6,11 @@
  * `legacy: 'reject'` mode) owns that wire: header validation (400, -32020), unknown
  * revisions (400, -32022), `resultType` and the cache hints on list results.
  *
- * `mcp-http-handler.ts` keeps everything in front of it (Origin, auth, Accept,
- * Content-Type, size, JSON) and routes only requests that claim the modern envelope
- * here; 2025-era traffic goes through `answerMessage` in `mcp-server.ts`. Both eras
- * build their per-request server with the same `createMcpServer`.
+ * `mcp-http-handler.ts` keeps everything in front of it (auth, Accept,
+ * Content-Type, size, JSON; Host and Origin are the front door's, `endpoint.ts`)
+ * and routes only requests that claim the modern envelope here; 2025-era traffic
+ * goes through `answerMessage` in `mcp-server.ts`. Both eras build their
+ * per-request server with the same `createMcpServer`.
  *
  * Quota: only `tools/call` counts, and only once the SDK has accepted the request
  * (headers valid, tool known), so a refused or malformed request costs nothing and

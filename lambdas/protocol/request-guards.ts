@@ -1,5 +1,6 @@
 /**
- * Origin and Host validation (DNS-rebinding protection) for the MCP endpoint.
+ * Origin and Host validation (DNS-rebinding protection), applied by the front door
+ * (`endpoint.ts`) alone: Host on every path, Origin too for the MCP endpoint.
  *
  * Host must name this server (an allow-list; `*` disables the check for deployments
  * behind a gateway that already pins the host). Origin, when a browser sends one,

@@ -15,10 +15,9 @@
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { createGatewayHandler, type GatewayHandler } from '../../lambdas/aws/gateway.ts';
+import { createGatewayHandler, type GatewayDeps, type GatewayHandler } from '../../lambdas/aws/gateway.ts';
 import { createOAuthRoutes } from '../../lambdas/oauth/oauth-routes.ts';
 import { silentLogger } from '../../lambdas/observability/logger.ts';
-import type { McpHttpDeps } from '../../lambdas/protocol/mcp-http-handler.ts';
 import type { Sql } from '../../lambdas/ports/sql.ts';
 import { stageBaseUrl } from '../../lambdas/aws/api-gateway-adapter.ts';
 import { MCP_ACCEPT } from '../support/oauth-flow.ts';
@@ -34,9 +33,10 @@ const noSql: Sql = {
 };
 
 function gateway(): GatewayHandler {
-  const deps: McpHttpDeps = {
+  const deps: GatewayDeps = {
     // As the stack sets CHATCTX_ALLOWED_HOSTS with a custom domain: the API's own host, then the domain.
-    config: { allowedHosts: [EXECUTE_API_HOST, DOMAIN], allowedOrigins: [], guestDailyLimit: 250, getStream: { mode: 'close', retryMs: 3_600_000 } },
+    guard: { allowedHosts: [EXECUTE_API_HOST, DOMAIN], allowedOrigins: [] },
+    config: { guestDailyLimit: 250, getStream: { mode: 'close', retryMs: 3_600_000 } },
     keys: { resolve: async () => undefined },
     quota: { consume: async () => ({ allowed: true, remaining: 1 }), used: async () => 0 },
     secrets: { pepper: async () => Buffer.alloc(32, 7) },

@@ -49,7 +49,7 @@ function routesOver(sql: Sql, logger: Logger): EndpointRoutes {
   const keys = oauthKeyResolver(new KeyRepository(sql, secrets), sql, secrets);
   const quota = new SqlQuotaStore(sql);
   const mcp = createMcpHttpHandler({
-    config: { ...GUARD, guestDailyLimit: 5, getStream: { mode: 'close', retryMs: 1000 } },
+    config: { guestDailyLimit: 5, getStream: { mode: 'close', retryMs: 1000 } },
     keys,
     quota,
     secrets,

@@ -67,8 +67,6 @@ async function handlerWith(options: Options = {}): Promise<{ handler: McpHttpHan
   const logger: Logger = { info: record, warn: record, error: record };
   const handler = createMcpHttpHandler({
     config: {
-      allowedHosts: ['127.0.0.1:8787'],
-      allowedOrigins: [],
       guestDailyLimit: options.guestDailyLimit ?? GUEST_LIMIT,
       getStream: options.getStream ?? { mode: 'close', retryMs: 5000 },
       path: options.path,
