@@ -18,6 +18,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { createEmbedder } from '../lambdas/embeddings/embedder-factory.ts';
 import type { EmbedProgress } from '../lambdas/embeddings/record-embeddings.ts';
 import type { RecordSummary } from '../lambdas/records/record-review.ts';
+import { registerConsoleCommand } from './console-command.ts';
 import { gateLines, overrideArg, recordVersionArgs, registerReviewCommands, reviewerName, type Override } from './review-commands.ts';
 import type { FeedbackRow } from '../lambdas/feedback/feedback-repository.ts';
 import type { ApiKeyInfo, CreatedApiKey } from '../lambdas/auth/key-repository.ts';
@@ -294,6 +295,7 @@ records
   });
 
 registerReviewCommands(program, records, { admin, print });
+registerConsoleCommand(program, { dataDir: () => dataDir(), remote: () => globals().remote, json: () => globals().json === true, wholeNumber });
 
 program
   .command('feedback')

@@ -67,7 +67,8 @@ async function compile(file, target, transform) {
     // A thread entry registers the TypeScript loader, then loads its body; here the body is already JavaScript.
     const body = /import\(['"]\.\/([\w-]+)\.ts['"]\)/.exec(readFileSync(file, 'utf8'))?.[1];
     writeFileSync(target, body ? `await import('./${body}.js');\n` : readFileSync(file, 'utf8'));
-  } else if (!file.endsWith('.js') && !file.endsWith('.sh')) {
+  } else if ((!file.endsWith('.js') && !file.endsWith('.sh')) || file.split(/[\\/]/).includes('assets')) {
+    // Files a browser loads (the console's script) are copied as they are.
     copyFileSync(file, target);
   }
 }

@@ -32,8 +32,7 @@ export function createAdminEndpoint(deps: AdminDeps, token: string, logger: Logg
       res.end();
     };
     if (req.method !== 'POST' || req.url !== '/admin') return finish(errorEnvelope(new AppError('not_found', 'POST /admin only.')));
-    const presented = Buffer.from(/^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '');
-    if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+    if (!bearerMatches(req, expected)) {
       return finish(errorEnvelope(new AppError('unauthorized', 'Invalid admin token.')));
     }
     let command: unknown;
@@ -45,6 +44,12 @@ export function createAdminEndpoint(deps: AdminDeps, token: string, logger: Logg
     const onProgress = (progress: EmbedProgress) => write({ progress });
     finish(await runEnveloped({ ...deps, onProgress }, command, logger));
   };
+}
+
+/** Whether the request carries the admin token as its bearer credential (constant-time). */
+export function bearerMatches(req: IncomingMessage, expected: Buffer): boolean {
+  const presented = Buffer.from(/^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '');
+  return presented.length === expected.length && timingSafeEqual(presented, expected);
 }
 
 async function readCommand(req: IncomingMessage): Promise<unknown> {

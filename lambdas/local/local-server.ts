@@ -3,8 +3,8 @@
  *
  *  - the MCP endpoint (`/mcp`), the OAuth endpoints and the public documentation
  *    files through the shared front door (`protocol/endpoint.ts`), and
- *  - a loopback-only admin endpoint (`admin-endpoint.ts`), so CLI commands work
- *    while the server holds the store.
+ *  - a loopback-only owner port (`owner-listener.ts`): the admin endpoint, so CLI
+ *    commands work while the server holds the store, and the owner console.
  *
  * Start-up, in order: take the data directory's lock (`data-dir.ts`); bind the MCP
  * port, so a port in use is reported before any other work; start the admin
@@ -21,10 +21,8 @@
  * the background work, write the buffered search events, close the store, give up
  * the lock.
  */
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
-import { chmod, rm, writeFile } from 'node:fs/promises';
 import { getRequestListener } from '@hono/node-server';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Logger } from '../ports/logger.ts';
@@ -48,12 +46,12 @@ import { errorKind } from '../observability/logger.ts';
 import { createSiteHandler } from '../site/site-handler.ts';
 import { activeProfile } from '../retrieval/relevance-profiles.ts';
 import { loadTokenizer } from '../retrieval/token-budget.ts';
-import { listen } from './listen.ts';
+import { drain, listen, tracked } from './listen.ts';
 import type { LocalConfig } from './local-config.ts';
 import { openLocalStore, loadStarterCorpusOnce, type LocalStore } from './local-store.ts';
-import { DataDirError, DataDirLock, adminTokenPath, describeOwner, makePrivate, readOwner } from './data-dir.ts';
+import { DataDirError, DataDirLock, describeOwner, makePrivate, readOwner } from './data-dir.ts';
 import { clientIp } from './client-ip.ts';
-import { createAdminEndpoint } from './admin-endpoint.ts';
+import { bindOwnerPort, createOwnerListener } from './owner-listener.ts';
 import { warmEncoder, warmUp } from './warm-up.ts';
 import { purgeSearchEvents } from '../analytics/search-analytics.ts';
 
@@ -95,7 +93,7 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     let draining: Promise<void> | undefined;
     const drainMcp = () => (draining ??= mcp.close());
     stops.push(drainMcp);
-    const admin = await bindAdmin(lock, mcp.url, whenReady);
+    const admin = await bindOwnerPort(lock, mcp.url, whenReady.then((ready) => ready.serveAdmin));
     stops.push(() => admin.close());
 
     // The bundled encoder loads on its own threads while the store opens (warm-up.ts).
@@ -115,7 +113,7 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     await warmUp(store, embedder, encoderWarm, logger);
     // Read at start so an owner sees which relevance profile answers, and whether this store calibrated it.
     logger.info('relevance_profile', await activeProfile(store.sql, embedder));
-    ready(await answering(store, embedder, events, config, logger, admin.token, options.oauthFetcher));
+    ready(await answering(store, embedder, events, config, logger, { token: admin.token, origin: new URL(admin.url).origin, mcpUrl: mcp.url }, options.oauthFetcher));
     logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', created: store.created });
     stops.push(retainSearchEvents(store, config.searchEventRetentionDays, logger));
     if (config.sourceCheckIntervalHours > 0) {
@@ -213,7 +211,7 @@ async function answering(
   events: SearchEventSink,
   config: LocalConfig,
   logger: Logger,
-  adminToken: string,
+  owner: { token: string; origin: string; mcpUrl: string },
   oauthFetcher?: UntrustedFetcher,
 ): Promise<Ready> {
   const handlers = createToolHandlers({
@@ -261,7 +259,8 @@ async function answering(
     fetcher: oauthFetcher,
     onRevoked: () => keys.forget(),
   });
-  return { routes: { mcp, oauth }, serveAdmin: createAdminEndpoint(admin, adminToken, logger) };
+  const serveOwner = createOwnerListener(admin, owner.token, logger, { target: config.dataDir, mcpUrl: owner.mcpUrl, origin: () => owner.origin });
+  return { routes: { mcp, oauth }, serveAdmin: async (req, res) => serveOwner(req, res) };
 }
 
 /**
@@ -312,47 +311,3 @@ async function bindMcp(config: LocalConfig, whenReady: Promise<Ready>, drainMs: 
   return { server, url, close: () => drain(server, requests.open, drainMs) };
 }
 
-/** The admin endpoint on a random loopback port; its token is written 0600 before its URL is published. */
-async function bindAdmin(lock: DataDirLock, mcpUrl: string, whenReady: Promise<Ready>) {
-  const token = randomBytes(32).toString('base64url');
-  const path = adminTokenPath(lock.dataDir);
-  await rm(path, { force: true });
-  await writeFile(path, token + '\n', { mode: 0o600 });
-  await chmod(path, 0o600);
-  const requests = tracked(async (req, res) => (await whenReady).serveAdmin(req, res));
-  const server = createServer(requests.listener);
-  await listen(server, 0, '127.0.0.1');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/admin`;
-  await lock.describe({ mcpUrl, adminUrl: url });
-  return {
-    token,
-    url,
-    close: async () => {
-      await drain(server, requests.open, 0);
-      await rm(path, { force: true });
-    },
-  };
-}
-
-/** A listener that keeps count of the answers in flight (not held event streams), so shutdown can wait for them. */
-function tracked(listener: RequestListener) {
-  const open = new Set<ServerResponse>();
-  const wrapped: RequestListener = (req, res) => {
-    if (req.method !== 'GET') {
-      open.add(res);
-      res.once('close', () => open.delete(res));
-    }
-    return listener(req, res);
-  };
-  return { listener: wrapped, open };
-}
-
-/** Stops accepting, waits for answers in flight (at most `deadlineMs`), then cuts what is left. */
-async function drain(server: Server, open: ReadonlySet<ServerResponse>, deadlineMs: number): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  const deadline = Date.now() + deadlineMs;
-  while (open.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  server.closeAllConnections();
-  await closed;
-}
