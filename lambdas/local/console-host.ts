@@ -43,7 +43,10 @@ export async function openConsole(dataDir: string, logger: Logger, options: Cons
     const lock = await DataDirLock.tryAcquire(dataDir, 'console');
     if (lock) return serveHere(lock, logger, options);
     const owner = await readOwner(dataDir);
-    if (owner?.adminUrl) return { link: await linkFrom(dataDir, owner), servedBy: `the server (pid ${owner.pid})`, close: async () => undefined };
+    if (owner?.adminUrl) {
+      const servedBy = `${owner.command === 'serve' ? 'the server' : 'another chatctx console'} (pid ${owner.pid})`;
+      return { link: await linkFrom(dataDir, owner), servedBy, close: async () => undefined };
+    }
     if (Date.now() >= deadline) {
       throw new AppError('conflict', `The data directory ${dataDir} is in use by ${describeOwner(owner)}; try again when it has finished.`);
     }
