@@ -80,6 +80,7 @@ export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeIn
     mode: output.retrieval.mode,
     result_count: output.results.length,
     degraded: output.retrieval.degraded,
+    result_ids: output.results.map((r) => r.id),
   });
   deps.logger.info('search', {
     mode: output.retrieval.mode,
