@@ -49,12 +49,12 @@ interface Target {
 }
 
 /** The refusal for each record that has nothing to reject, or an empty list. */
-function refusals(rows: readonly Target[]): { slug: string; problem: string }[] {
+function refusals(rows: readonly Target[]): { where: string; problem: string }[] {
   return rows.flatMap((row) => {
-    if (row.status === 'deprecated') return [{ slug: row.slug, problem: 'is deprecated; there is nothing waiting for review to reject' }];
-    if (row.status === 'approved' && row.revision === null) return [{ slug: row.slug, problem: 'is approved and has no revision waiting; deprecate it instead' }];
-    if (row.status === 'candidate' && row.approved_before) return [{ slug: row.slug, problem: 'was approved before; deprecate it instead, so its history stays' }];
-    if (row.status === 'candidate' && row.file === null) return [{ slug: row.slug, problem: 'was stored before review kept its file; re-import its file first' }];
+    if (row.status === 'deprecated') return [{ where: row.slug, problem: 'is deprecated; there is nothing waiting for review to reject' }];
+    if (row.status === 'approved' && row.revision === null) return [{ where: row.slug, problem: 'is approved and has no revision waiting; deprecate it instead' }];
+    if (row.status === 'candidate' && row.approved_before) return [{ where: row.slug, problem: 'was approved before; deprecate it instead, so its history stays' }];
+    if (row.status === 'candidate' && row.file === null) return [{ where: row.slug, problem: 'was stored before review kept its file; re-import its file first' }];
     return [];
   });
 }
@@ -71,7 +71,7 @@ export async function rejectRecords(sql: Sql, identifiers: readonly string[], op
     );
     const problems = refusals(rows);
     if (problems.length > 0) {
-      throw new ValidationError(`Nothing was rejected: ${problems.map((p) => `${p.slug} ${p.problem}`).join('; ')}.`, { problems });
+      throw new ValidationError(`Nothing was rejected: ${problems.map((p) => `${p.where} ${p.problem}`).join('; ')}.`, { problems });
     }
     const rejections = rows.map((row) => {
       const kind: RejectionKind = row.status === 'candidate' ? 'candidate' : 'revision';
