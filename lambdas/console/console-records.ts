@@ -48,7 +48,7 @@ function searchResults(found: OwnerSearchResult): Html {
 <dl class="facts">
 <dt>Mode</dt><dd>${explain.mode}${result.retrieval.degraded ? h` (degraded${result.retrieval.degraded_reason ? h`: ${result.retrieval.degraded_reason}` : ''})` : ''}</dd>
 <dt>Total candidates</dt><dd>${explain.total_candidates}</dd>
-<dt>Profile</dt><dd>${profile.name} (threshold ${profile.threshold}, at least ${Math.round(profile.min_share_of_top * 100)}% of the best score; ${profile.calibrated ? 'calibrated on this store' : 'not calibrated'})</dd>
+<dt>Profile</dt><dd>${profile.name} (threshold ${profile.threshold}, at least ${Math.round(profile.min_share_of_top * 100)}% of the best score; ${profile.calibrated ? 'calibrated' : 'not calibrated for this encoder yet'})</dd>
 <dt>Shown</dt><dd>${result.results.length}${result.retrieval.truncated ? ' (the token budget cut the answer)' : ''}</dd>
 </dl>
 ${table('Candidates judged, and why each was shown or cut', ['Record', 'Title', 'Score', 'Probability', 'Outcome', 'Why cut'], rows, 'No record was a candidate.')}
