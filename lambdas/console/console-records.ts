@@ -40,7 +40,7 @@ function searchResults(found: OwnerSearchResult): Html {
     : h`<p class="empty">No record answers this question; the agent is told so (no_match)${result.suggestions.length ? h`, with these suggestions: ${result.suggestions.join('; ')}` : ''}.</p>`;
   const rows = explain.candidates.map(
     (cand) =>
-      h`<tr><th scope="row"><a href="${recordPath(cand.slug)}">${cand.slug}</a></th><td class="text">${cand.title}</td><td>${cand.score.toFixed(3)}</td><td>${cand.probability.toFixed(2)}</td><td><span class="${cand.outcome === 'shown' ? 'verdict-pass' : 'verdict-warn'}">${cand.outcome}</span></td><td class="text">${cand.reason ?? '—'}${cand.note ? h` (${cand.note})` : ''}</td></tr>`,
+      h`<tr><th scope="row"><a href="${recordPath(cand.slug)}">${cand.slug}</a></th><td class="text">${cand.title}</td><td>${cand.score.toFixed(3)}</td><td>${cand.probability.toFixed(2)}</td><td><span class="${cand.outcome === 'shown' ? 'verdict-pass' : 'verdict-warn'}">${cand.outcome}</span></td><td class="text">${cand.reason ?? 'not cut'}${cand.note ? h` (${cand.note})` : ''}</td></tr>`,
   );
   const profile = explain.profile;
   return h`<section aria-labelledby="answer"><h2 id="answer">What the agent gets</h2>${answer}</section>
