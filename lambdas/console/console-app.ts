@@ -28,6 +28,8 @@ import { ConsoleSessions } from './console-sessions.ts';
 import { barePage, h } from './console-page.ts';
 import { formOf, type ConsoleApp, type ConsoleDeps, type ConsoleEnv } from './console-context.ts';
 import { registerKeyPages } from './console-keys.ts';
+import { registerQueuePages } from './console-queue.ts';
+import { registerRecordPages } from './console-records.ts';
 
 export interface OwnerConsole {
   /** Answers a request whose path starts with `/console`. */
@@ -86,6 +88,8 @@ export function createConsole(deps: ConsoleDeps): OwnerConsole {
     return c.html(barePage('Signed out', SIGN_IN_AGAIN));
   });
   app.get('/', (c) => c.redirect('/console/queue', 303));
+  registerQueuePages(app, deps);
+  registerRecordPages(app, deps);
   registerKeyPages(app, deps);
   app.notFound((c) => c.html(barePage('Not found', h`<p>The console has no such page. <a href="/console/queue">Go to the review queue</a>.</p>`), 404));
   app.onError((error, c) => {
