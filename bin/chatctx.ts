@@ -20,7 +20,7 @@ import type { EmbedProgress } from '../lambdas/embeddings/record-embeddings.ts';
 import type { RecordSummary } from '../lambdas/records/record-review.ts';
 import { registerConsoleCommand } from './console-command.ts';
 import { gateLines, overrideArg, recordVersionArgs, registerReviewCommands, reviewerName, type Override } from './review-commands.ts';
-import type { FeedbackRow } from '../lambdas/feedback/feedback-repository.ts';
+import type { FeedbackReviewResult, FeedbackRow } from '../lambdas/feedback/feedback-repository.ts';
 import type { ApiKeyInfo, CreatedApiKey } from '../lambdas/auth/key-repository.ts';
 
 // Everything this process creates (the store, the pepper, tokens) is for its owner only.
@@ -297,21 +297,31 @@ records
 registerReviewCommands(program, records, { admin, print });
 registerConsoleCommand(program, { dataDir: () => dataDir(), remote: () => globals().remote, json: () => globals().json === true, wholeNumber });
 
-program
-  .command('feedback')
-  .description('review anonymous feedback')
+const feedback = program.command('feedback').description('review anonymous feedback');
+
+feedback
   .command('list')
-  .description('list feedback, newest first')
+  .description('list feedback, newest first, with its id and whether it was marked reviewed')
   .option('--category <category>', 'helpful, not_helpful, incorrect, outdated, missing or other')
+  .option('--unreviewed', 'only feedback not marked reviewed yet')
+  .option('--reviewed', 'only feedback marked reviewed')
   .option('--limit <n>', 'at most this many (default 100)', wholeNumber)
-  .action(async (opts: { category?: string; limit?: number }) => {
-    const rows = await admin<FeedbackRow[]>({ op: 'feedback.list', category: opts.category as never, limit: opts.limit });
-    print(
-      rows.length === 0
-        ? 'No feedback.'
-        : rows.map((f) => `${f.created_at}  ${f.category}  ${f.record ?? '-'}  (${f.source})${f.comment ? `  ${f.comment}` : ''}`).join('\n'),
-      rows,
-    );
+  .action(async (opts: { category?: string; unreviewed?: boolean; reviewed?: boolean; limit?: number }) => {
+    if (opts.unreviewed && opts.reviewed) throw new ValidationError('Give --reviewed or --unreviewed, not both.');
+    const reviewed = opts.reviewed ? true : opts.unreviewed ? false : undefined;
+    const rows = await admin<FeedbackRow[]>({ op: 'feedback.list', category: opts.category as never, reviewed, limit: opts.limit });
+    const line = (f: FeedbackRow) =>
+      `${f.id}  ${f.created_at}  ${f.category}  ${f.record ?? '-'}  (${f.source})${f.reviewed_at ? `  reviewed ${f.reviewed_at}` : ''}${f.comment ? `  ${f.comment}` : ''}`;
+    print(rows.length === 0 ? 'No feedback.' : rows.map(line).join('\n'), rows);
+  });
+
+feedback
+  .command('review')
+  .description('mark feedback reviewed (dealt with); feedback list --unreviewed then leaves it out')
+  .argument('<ids...>', 'feedback ids, as feedback list prints them')
+  .action(async (ids: string[]) => {
+    const result = await admin<FeedbackReviewResult>({ op: 'feedback.review', ids });
+    print(`${result.reviewed} marked reviewed${result.already_reviewed ? `, ${result.already_reviewed} already were` : ''}.`, result);
   });
 
 program
@@ -359,6 +369,9 @@ function analyticsText(r: AnalyticsResult): string {
     row('technologies', gaps(r.coverage_gaps.technologies)),
     row('topics', gaps(r.coverage_gaps.topics)),
     '',
+    r.top_records.length === 0 ? 'Records most shown: none' : 'Records most shown (searches that returned each):',
+    ...r.top_records.map((t) => `  ${String(t.shown).padStart(5)}  ${t.slug}  ${t.title}`),
+    '',
     `Feedback: ${r.feedback.total} (${countList(r.feedback.by_category)})`,
     ...r.feedback.by_record.map((f) => `  ${f.record}  ${f.total}  (${countList(f.counts)})${f.title ? `  ${f.title}` : ''}`),
   ];
@@ -369,7 +382,7 @@ function analyticsText(r: AnalyticsResult): string {
 
 program
   .command('analytics')
-  .description('searches per day and mode, degraded rate, coverage gaps and feedback; deletes search events past their retention')
+  .description('searches per day and mode, degraded rate, coverage gaps, the records most shown and feedback; deletes search events past their retention')
   .option('--days <n>', 'the last N UTC days, today included (default 30)', wholeNumber)
   .action(async (opts: { days?: number }) => {
     const report = await admin<AnalyticsResult>({ op: 'analytics.report', days: opts.days });

@@ -1,8 +1,10 @@
 /**
- * The owner-review part of the `chatctx` CLI: approving behind the quality gates
- * (with reviewer and overrides), deprecating with a reason and successor, reading a
- * record's gates, versions, history and diffs, what is due for review, and the
- * store's additions to the source policy. Printing only; every command is one
+ * The owner-review part of the `chatctx` CLI: the review queue, approving behind
+ * the quality gates (with reviewer and overrides), rejecting with a reason,
+ * deprecating with a reason and successor, reading a record's gates, versions,
+ * history (rejections included) and diffs, what is due for review, searching as an
+ * agent would with why each candidate was shown or cut, and the store's additions
+ * to the source policy. Printing only; every command is one
  * admin operation (`lambdas/admin/admin-operations.ts`), so it runs the same on a
  * local store, through a running server and with `--remote` on AWS.
  */
@@ -14,6 +16,10 @@ import { SETTINGS, readSetting } from '../lambdas/config/settings.ts';
 import type { AdminCommand, VerifyResult } from '../lambdas/admin/admin-operations.ts';
 import type { GateReport } from '../lambdas/records/quality-gates.ts';
 import type { StaleRecord } from '../lambdas/records/record-review.ts';
+import type { RejectResult } from '../lambdas/records/record-rejection.ts';
+import type { QueueItem } from '../lambdas/records/review-queue.ts';
+import type { RecordHistory } from '../lambdas/records/record-history.ts';
+import type { OwnerSearchResult } from '../lambdas/retrieval/search-explain.ts';
 import { readRecordSources } from '../lambdas/records/record-files.ts';
 
 export interface CliTools {
@@ -89,6 +95,18 @@ function registerApproval(records: Command, { admin, print }: CliTools): void {
       const result = await admin<{ changed: number }>({ op: 'records.deprecate', ids, reason: opts.reason, superseded_by: opts.supersededBy });
       print(`${result.changed} record(s) now deprecated${opts.supersededBy ? `, superseded by ${opts.supersededBy}` : ''}.`, result);
     });
+
+  records
+    .command('reject')
+    .description("reject candidates or approved records' pending revisions; the text, who, why and when are kept (records history)")
+    .argument('<ids...>', 'slugs or ids')
+    .requiredOption('--reason <text>', 'why (10 to 1000 characters), kept with the rejection')
+    .option('--reviewer <name>', `who rejects (default: $${SETTINGS.reviewer.env}, else your login name)`)
+    .action(async (ids: string[], opts: { reason: string; reviewer?: string }) => {
+      const result = await admin<RejectResult>({ op: 'records.reject', ids, reason: opts.reason, reviewer: reviewerName(opts.reviewer) });
+      const lines = result.records.map((r) => `  ${r.slug}  ${r.kind === 'candidate' ? 'candidate removed' : 'revision dropped; the approved version keeps serving'}`);
+      print([`${result.rejected} rejected.`, ...lines].join('\n'), result);
+    });
 }
 
 type Shown = {
@@ -127,14 +145,6 @@ function showLines(s: Shown): string[] {
   return lines;
 }
 
-type History = {
-  slug: string;
-  status: string;
-  versions: { content_version: number; approved_by: string | null; approved_at: string; verdict: string | null; overrides: Override[] }[];
-  pending_revision: { staged_at: string } | null;
-  deprecation: { deprecated_at: string; reason: string | null; superseded_by: string | null } | null;
-};
-
 function registerReading(records: Command, { admin, print }: CliTools): void {
   records
     .command('gates')
@@ -161,10 +171,10 @@ function registerReading(records: Command, { admin, print }: CliTools): void {
 
   records
     .command('history')
-    .description('every approved version of a record: who approved it, when, gate verdict, overrides; then any pending revision')
+    .description('every approved version of a record: who approved it, when, gate verdict, overrides; then any pending revision, deprecation and rejection')
     .argument('<slug>', 'slug or id')
     .action(async (id: string) => {
-      const h = await admin<History>({ op: 'records.history', id });
+      const h = await admin<RecordHistory>({ op: 'records.history', id });
       const lines = [
         `${h.slug}  ${h.status}`,
         ...h.versions.map(
@@ -173,6 +183,7 @@ function registerReading(records: Command, { admin, print }: CliTools): void {
         ),
         ...(h.pending_revision ? [`  pending revision staged ${h.pending_revision.staged_at}`] : []),
         ...(h.deprecation ? [`  deprecated ${h.deprecation.deprecated_at}${h.deprecation.superseded_by ? `, successor ${h.deprecation.superseded_by}` : ''}`] : []),
+        ...(h.rejections ?? []).map((r) => `  ${r.kind} rejected ${r.rejected_at} by ${r.rejected_by}: ${r.reason}`),
       ];
       print(lines.join('\n'), h);
     });
@@ -312,7 +323,59 @@ function registerRelevance(program: Command, { admin, print }: CliTools): void {
     });
 }
 
+/** The queue as a table: oldest first, one line per record with its gate verdict, then the gates that did not pass. */
+export function queueLines(items: readonly QueueItem[]): string[] {
+  if (items.length === 0) return ['Nothing waits for review.'];
+  const width = Math.max(...items.map((i) => i.slug.length));
+  return items.flatMap((item) => [
+    `${item.staged_at.slice(0, 19).replace('T', ' ')}  ${item.kind.padEnd(9)}  ${item.slug.padEnd(width)}  ${item.gates ? MARK[item.gates.verdict] : 'no file'}  ${item.title}`,
+    ...(item.gates?.gates ?? []).filter((g) => g.verdict !== 'pass').map((g) => `      ${MARK[g.verdict]}  ${g.code}: ${g.message}`),
+  ]);
+}
+
+/** An explained search: the candidates shown, then the ones cut with the reason. */
+export function searchLines(r: OwnerSearchResult): string[] {
+  const e = r.explain;
+  const line = (c: OwnerSearchResult['explain']['candidates'][number]) =>
+    `  ${c.slug}  p=${c.probability.toFixed(2)} score=${c.score.toFixed(3)} boosted=${c.boosted.toFixed(3)}${c.reason ? `  ${c.reason}` : ''}${c.note ? `  (${c.note})` : ''}`;
+  const shown = e.candidates.filter((c) => c.outcome === 'shown');
+  const cut = e.candidates.filter((c) => c.outcome === 'cut');
+  return [
+    `${e.mode}: ${shown.length} shown of ${e.total_candidates} candidate(s); profile ${e.profile.name} (threshold ${e.profile.threshold}, tail ${e.profile.min_share_of_top})`,
+    shown.length ? 'Shown:' : 'Shown: none',
+    ...shown.map(line),
+    ...(cut.length ? ['Cut:', ...cut.map(line)] : []),
+  ];
+}
+
+function registerQueue(records: Command, { admin, print }: CliTools): void {
+  records
+    .command('queue')
+    .description('what waits for review: every candidate and every pending revision, oldest first, with its gate verdict')
+    .action(async () => {
+      const items = await admin<QueueItem[]>({ op: 'records.queue' });
+      print(queueLines(items).join('\n'), items);
+    });
+
+  records
+    .command('search')
+    .description("search as an agent's search_knowledge would, and see why each judged candidate was shown or cut (no search event, quota or log of the question)")
+    .argument('<question>', 'the question, as an agent would ask it')
+    .option('--technologies <list>', 'comma-separated, e.g. react,typescript', (v: string) => v.split(',').map((t) => t.trim()).filter(Boolean))
+    .option('--topic <topic>', 'one of the topics search_knowledge takes')
+    .option('--task-type <type>', 'one of the task types search_knowledge takes')
+    .option('--max-results <n>', 'at most this many results', (v: string) => Number(v))
+    .option('--detail <level>', 'brief or standard')
+    .option('--token-budget <n>', 'the answer\'s token budget', (v: string) => Number(v))
+    .action(async (query: string, opts: { technologies?: string[]; topic?: string; taskType?: string; maxResults?: number; detail?: string; tokenBudget?: number }) => {
+      const args = { query, technologies: opts.technologies, topic: opts.topic, task_type: opts.taskType, max_results: opts.maxResults, detail: opts.detail, token_budget: opts.tokenBudget };
+      const result = await admin<OwnerSearchResult>({ op: 'records.search', arguments: Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined)) });
+      print(searchLines(result).join('\n'), result);
+    });
+}
+
 export function registerReviewCommands(program: Command, records: Command, tools: CliTools): void {
+  registerQueue(records, tools);
   registerApproval(records, tools);
   registerReading(records, tools);
   registerVerify(records, tools);

@@ -1,8 +1,10 @@
 /**
  * Owner operations: issue, list and revoke API keys, set a key's daily quota;
  * import guidance records, judge them with the quality gates, approve (with
- * reviewer and overrides), deprecate, read their versions, history and diffs,
- * extend the source policy, embed them; read feedback and analytics. One validated command
+ * reviewer and overrides) or reject (kept with who and why), list the review
+ * queue, deprecate, read their versions, history and diffs, search them as an
+ * agent would with why each candidate was shown or cut, extend the source policy,
+ * embed them; read feedback and mark it reviewed, read analytics. One validated command
  * in, one JSON result out, so the same operations run from the CLI directly,
  * through the local admin endpoint, and (on AWS) inside the IAM-only admin Lambda.
  * How results and errors travel is `admin-envelope.ts`.
@@ -29,7 +31,10 @@ import { RECORD_STATUSES } from '../records/record-schema.ts';
 import { SETTINGS, settingDefault } from '../config/settings.ts';
 import type { Logger } from '../ports/logger.ts';
 import { errorEnvelope, resultEnvelope, type AdminEnvelope } from './admin-envelope.ts';
-import { listFeedback } from '../feedback/feedback-repository.ts';
+import { listFeedback, markFeedbackReviewed } from '../feedback/feedback-repository.ts';
+import { rejectRecords, type RejectResult } from '../records/record-rejection.ts';
+import { reviewQueue, type QueueItem } from '../records/review-queue.ts';
+import { ownerSearch, type OwnerSearchResult } from '../retrieval/search-explain.ts';
 import { FEEDBACK_CATEGORIES } from '../../schema/tools.ts';
 import { validateRecords } from '../records/record-files.ts';
 import { analyticsReport, purgeSearchEvents, type AnalyticsReport } from '../analytics/search-analytics.ts';
@@ -71,6 +76,18 @@ export const adminCommand = z.discriminatedUnion('op', [
     limit: z.number().int().min(1).max(10_000).default(1000),
   }),
   z.strictObject({ op: z.literal('records.approve'), ids: z.array(identifier).min(1).max(1000), reviewer, overrides }),
+  z.strictObject({
+    op: z.literal('records.reject'),
+    ids: z.array(identifier).min(1).max(1000),
+    reviewer,
+    reason: z.string().trim().min(10, 'a rejection needs a reason of at least 10 characters').max(1000),
+  }),
+  z.strictObject({ op: z.literal('records.queue') }),
+  z.strictObject({
+    op: z.literal('records.search'),
+    /** search_knowledge arguments, exactly as an agent would send them. */
+    arguments: z.unknown(),
+  }),
   z.strictObject({
     op: z.literal('records.deprecate'),
     ids: z.array(identifier).min(1).max(1000),
@@ -116,8 +133,11 @@ export const adminCommand = z.discriminatedUnion('op', [
   z.strictObject({
     op: z.literal('feedback.list'),
     category: z.enum(FEEDBACK_CATEGORIES).optional(),
+    /** true: only feedback marked reviewed; false: only feedback still waiting. */
+    reviewed: z.boolean().optional(),
     limit: z.number().int().min(1).max(10_000).default(100),
   }),
+  z.strictObject({ op: z.literal('feedback.review'), ids: z.array(z.uuid()).min(1).max(1000) }),
   z.strictObject({ op: z.literal('analytics.report'), days: z.number().int().min(1).max(3650).default(30) }),
 ]);
 export type AdminCommand = z.input<typeof adminCommand>;
@@ -300,6 +320,10 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
       const { ids, gates } = await approveStored(deps.sql, command.ids, reviewOptions(deps, command));
       return { changed: ids.length, gates, embedding: await embedChanged(deps, ids) };
     }
+    case 'records.reject':
+    case 'records.queue':
+    case 'records.search':
+      return runQueueCommand(deps, command);
     case 'records.deprecate': {
       const changed = await deprecateRecords(deps.sql, command.ids, { reason: command.reason, supersededBy: command.superseded_by });
       return { changed: changed.length };
@@ -332,12 +356,28 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
     case 'policy.change':
       return { added: await changePolicy(deps.sql, command) };
     case 'feedback.list':
-      return listFeedback(deps.sql, { category: command.category, limit: command.limit });
+      return listFeedback(deps.sql, { category: command.category, reviewed: command.reviewed, limit: command.limit });
+    case 'feedback.review':
+      return markFeedbackReviewed(deps.sql, command.ids);
     case 'analytics.report': {
       const retentionDays = deps.searchEventRetentionDays ?? settingDefault('searchEventRetentionDays');
       const purged = await purgeSearchEvents(deps.sql, retentionDays);
       return { ...(await analyticsReport(deps.sql, { days: command.days })), purged, retention_days: retentionDays, evidence: await evidenceStanding(deps.sql) } satisfies AnalyticsResult;
     }
+  }
+}
+
+type QueueCommand = Extract<z.output<typeof adminCommand>, { op: 'records.reject' | 'records.queue' | 'records.search' }>;
+
+/** What the review queue needs besides approving: the queue itself, rejecting, and an owner's explained search. */
+async function runQueueCommand(deps: AdminDeps, command: QueueCommand): Promise<RejectResult | QueueItem[] | OwnerSearchResult> {
+  switch (command.op) {
+    case 'records.reject':
+      return rejectRecords(deps.sql, command.ids, { reviewer: command.reviewer, reason: command.reason });
+    case 'records.queue':
+      return reviewQueue(deps.sql, rulesOf(deps));
+    case 'records.search':
+      return ownerSearch(deps, command.arguments);
   }
 }
 

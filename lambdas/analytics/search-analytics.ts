@@ -1,8 +1,9 @@
 /**
  * What an owner learns from the service's own traces: how many searches ran per
  * UTC day and in which retrieval mode, how often retrieval was degraded, which
- * technologies and topics were asked about without a match (coverage gaps), and
- * what feedback agents sent, per category and per record. Plus the retention of
+ * technologies and topics were asked about without a match (coverage gaps), which
+ * records searches showed most, and what feedback agents sent, per category and
+ * per record. Plus the retention of
  * search events: rows older than the retention window are deleted.
  *
  * It reads `search_events` and `feedback` only through counts: the query hash is
@@ -20,6 +21,7 @@ export const SEARCH_MODES = ['hybrid', 'keyword_fallback', 'no_match'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 const TOP_GAPS = 10;
 const TOP_RECORDS = 20;
+const TOP_SHOWN = 10;
 
 export interface DayCount {
   day: string;
@@ -44,6 +46,13 @@ export interface RecordFeedback {
   total: number;
 }
 
+export interface ShownRecord {
+  slug: string;
+  title: string;
+  /** Searches in the window that returned it. */
+  shown: number;
+}
+
 export interface AnalyticsReport {
   days: number;
   /** Start of the window: UTC midnight, `days - 1` days before the day of `now`. */
@@ -53,6 +62,8 @@ export interface AnalyticsReport {
   modes: Record<SearchMode, { count: number; share: number }>;
   degraded_rate: number;
   coverage_gaps: { technologies: CoverageGap[]; topics: CoverageGap[] };
+  /** The records searches returned most in the window (at most 10; records since deleted are left out). */
+  top_records: ShownRecord[];
   feedback: { total: number; by_category: Record<string, number>; by_record: RecordFeedback[] };
 }
 
@@ -100,6 +111,21 @@ async function gaps(sql: Sql, column: 'technologies' | 'topics', since: Date, un
   );
 }
 
+/** The records returned by the most searches in the window, most first. */
+async function mostShown(sql: Sql, since: Date, until: Date): Promise<ShownRecord[]> {
+  return sql.query<ShownRecord>(
+    `SELECT r.slug, r.title, s.shown
+       FROM (SELECT x.id, count(DISTINCT e.id)::int AS shown
+               FROM search_events e CROSS JOIN LATERAL unnest(e.result_ids) AS x(id)
+              WHERE e.created_at >= $1::timestamptz AND e.created_at < $2::timestamptz
+              GROUP BY x.id) s
+       JOIN records r ON r.id = s.id
+      ORDER BY s.shown DESC, r.slug
+      LIMIT ${TOP_SHOWN}`,
+    [since.toISOString(), until.toISOString()],
+  );
+}
+
 const zeroCounts = (): Record<string, number> => Object.fromEntries(FEEDBACK_CATEGORIES.map((c) => [c, 0]));
 
 /** Feedback in the window per category, and per record (a slug or id resolved to the record's slug). */
@@ -135,10 +161,11 @@ async function feedbackIn(sql: Sql, since: Date, until: Date): Promise<Analytics
 /** The owner's report over the last `days` UTC days (today included). */
 export async function analyticsReport(sql: Sql, options: { days: number; now?: Date }): Promise<AnalyticsReport> {
   const { since, until, dayNames } = windowOf(options.days, options.now ?? new Date());
-  const [days, technologies, topics, feedback] = await Promise.all([
+  const [days, technologies, topics, topRecords, feedback] = await Promise.all([
     perDay(sql, since, until, dayNames),
     gaps(sql, 'technologies', since, until),
     gaps(sql, 'topics', since, until),
+    mostShown(sql, since, until),
     feedbackIn(sql, since, until),
   ]);
   const sum = (pick: (d: DayCount) => number) => days.reduce((total, d) => total + pick(d), 0);
@@ -157,6 +184,7 @@ export async function analyticsReport(sql: Sql, options: { days: number; now?: D
     modes,
     degraded_rate: share(sum((d) => d.degraded), searches),
     coverage_gaps: { technologies, topics },
+    top_records: topRecords,
     feedback,
   };
 }

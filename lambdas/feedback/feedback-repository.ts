@@ -1,7 +1,8 @@
 /**
  * Anonymous feedback for owner review. The table has no column for a key id, IP
  * address, user agent or client identifier, so none can be stored by mistake.
- * Feedback is never read by ranking.
+ * Feedback is never read by ranking. An owner marks what they dealt with as
+ * reviewed (`reviewed_at`, the only column an owner changes).
  *
  * A call delivered twice (a retried Lambda Invoke) stores one row: with an
  * idempotency key the row's id is derived from the key, and a second insert of the
@@ -11,7 +12,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Sql } from '../ports/sql.ts';
-import { ValidationError } from '../errors/app-error.ts';
+import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { asUuid } from '../storage/uuid-text.ts';
 import type { SubmitFeedbackInput, SubmitFeedbackOutput } from '../../schema/tools.ts';
 
@@ -64,13 +65,55 @@ export interface FeedbackRow {
   source: string;
   comment: string | null;
   created_at: string;
+  /** When an owner marked it reviewed (`feedback review`); null while it waits. */
+  reviewed_at: string | null;
+}
+
+export interface FeedbackFilter {
+  readonly category?: string;
+  /** true: only feedback marked reviewed; false: only feedback still waiting; undefined: both. */
+  readonly reviewed?: boolean;
+  readonly limit: number;
 }
 
 /** Feedback for owner review, newest first. */
-export function listFeedback(sql: Sql, options: { category?: string; limit: number }): Promise<FeedbackRow[]> {
+export function listFeedback(sql: Sql, options: FeedbackFilter): Promise<FeedbackRow[]> {
   return sql.query<FeedbackRow>(
-    `SELECT id::text AS id, category, record_ref AS record, source, comment, created_at FROM feedback
-      WHERE ($1::text IS NULL OR category = $1) ORDER BY created_at DESC, id LIMIT $2`,
-    [options.category ?? null, options.limit],
+    `SELECT id::text AS id, category, record_ref AS record, source, comment, created_at, reviewed_at FROM feedback
+      WHERE ($1::text IS NULL OR category = $1) AND ($3::boolean IS NULL OR (reviewed_at IS NOT NULL) = $3::boolean)
+      ORDER BY created_at DESC, id LIMIT $2`,
+    [options.category ?? null, options.limit, options.reviewed ?? null],
   );
+}
+
+/** `feedback.review`: how many were newly marked, and how many of the ids were marked before. */
+export interface FeedbackReviewResult {
+  reviewed: number;
+  already_reviewed: number;
+}
+
+/**
+ * Marks feedback reviewed, all or nothing: an id that names no feedback is a
+ * `NotFoundError` listing them, and nothing is marked. Feedback marked before keeps
+ * its first time.
+ */
+export async function markFeedbackReviewed(sql: Sql, ids: readonly string[], now: Date = new Date()): Promise<FeedbackReviewResult> {
+  const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+  return sql.transaction(async (tx) => {
+    const rows = await tx.query<{ id: string; reviewed: boolean }>(
+      'SELECT id::text AS id, reviewed_at IS NOT NULL AS reviewed FROM feedback WHERE id = ANY (ARRAY(SELECT jsonb_array_elements_text($1::jsonb)::uuid))',
+      [JSON.stringify(unique)],
+    );
+    const known = new Set(rows.map((r) => r.id));
+    const unknown = unique.filter((id) => !known.has(id));
+    if (unknown.length > 0) throw new NotFoundError(`No feedback has that id: ${unknown.join(', ')}. Nothing was marked.`, { unknown });
+    const waiting = rows.filter((r) => !r.reviewed).map((r) => r.id);
+    if (waiting.length > 0) {
+      await tx.query('UPDATE feedback SET reviewed_at = $2::timestamptz WHERE id = ANY (ARRAY(SELECT jsonb_array_elements_text($1::jsonb)::uuid))', [
+        JSON.stringify(waiting),
+        now.toISOString(),
+      ]);
+    }
+    return { reviewed: waiting.length, already_reviewed: rows.length - waiting.length };
+  });
 }

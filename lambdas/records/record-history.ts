@@ -11,6 +11,7 @@ import { NotFoundError } from '../errors/app-error.ts';
 import type { RecordFile } from './record-schema.ts';
 import { asRecordId } from './record-identifiers.ts';
 import { checkKey, latestChecks } from './source-verification.ts';
+import { rejectionsOf, type RejectionEntry } from './record-rejection.ts';
 
 interface RecordRow {
   id: string;
@@ -114,9 +115,27 @@ export async function showRecord(sql: Sql, identifier: string, version?: number)
   };
 }
 
-/** Every approved version with its approval, then the pending revision and the deprecation. */
-export async function recordHistory(sql: Sql, identifier: string) {
-  const row = await loadRecord(sql, identifier);
+/** `records.history`: a record's approvals, its pending revision, its deprecation and what was rejected. */
+export interface RecordHistory {
+  id: string;
+  slug: string;
+  /** The record's status, or `rejected` for a candidate that was rejected (it is no longer in the store). */
+  status: string;
+  content_version: number;
+  versions: NonNullable<ReturnType<typeof approvalOf>>[];
+  pending_revision: { staged_at: string } | null;
+  deprecation: { deprecated_at: string; reason: string | null; superseded_by: string | null } | null;
+  /** Every rejected candidate text or revision of this record (or of its slug), oldest first: who, why, when. */
+  rejections: RejectionEntry[];
+}
+
+/** Every approved version with its approval, then the pending revision, the deprecation and the rejections. */
+export async function recordHistory(sql: Sql, identifier: string): Promise<RecordHistory> {
+  const row = await loadRecord(sql, identifier).catch(async (error: unknown) => {
+    if (!(error instanceof NotFoundError)) throw error;
+    return rejectedCandidate(sql, identifier, error);
+  });
+  if ('rejections' in row) return row;
   const versions = await loadVersions(sql, row.id);
   return {
     id: row.id,
@@ -126,7 +145,19 @@ export async function recordHistory(sql: Sql, identifier: string) {
     versions: versions.map((v) => approvalOf(v)!),
     pending_revision: row.revision_staged_at ? { staged_at: row.revision_staged_at } : null,
     deprecation: row.deprecated_at ? { deprecated_at: row.deprecated_at, reason: row.deprecation_reason, superseded_by: row.successor } : null,
+    rejections: await rejectionsOf(sql, { id: row.id, slug: row.slug }),
   };
+}
+
+/** The history of a candidate that was rejected and left the store, or the `NotFoundError` when none was. */
+async function rejectedCandidate(sql: Sql, identifier: string, notFound: NotFoundError): Promise<RecordHistory> {
+  const [last] = await sql.query<{ id: string; slug: string }>(
+    `SELECT record_id::text AS id, slug FROM record_rejections WHERE slug = $1 OR record_id = $2::uuid ORDER BY rejected_at DESC, record_rejections.id DESC LIMIT 1`,
+    [identifier, asRecordId(identifier)],
+  );
+  if (!last) throw notFound;
+  const rejections = await rejectionsOf(sql, last);
+  return { id: last.id, slug: last.slug, status: 'rejected', content_version: 0, versions: [], pending_revision: null, deprecation: null, rejections };
 }
 
 export interface FieldChange {

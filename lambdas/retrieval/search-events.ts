@@ -1,6 +1,7 @@
 /**
  * The privacy-preserving search event (contract §8: the query's salted hash, topics,
- * technology filters, mode, result count, degraded state) and how it is written.
+ * technology filters, mode, result count, degraded state, and the ids of the records
+ * returned, which are not private) and how it is written.
  *
  * `writeSearchEvents` inserts any number of events in one statement. A serverless
  * search writes its one event at once (`DirectSearchEvents`); the local server,
@@ -21,6 +22,8 @@ export interface SearchEvent {
   readonly mode: string;
   readonly result_count: number;
   readonly degraded: boolean;
+  /** The ids of the records returned, in order (the records most shown, `analytics.report`). */
+  readonly result_ids: readonly string[];
 }
 
 export interface SearchEventSink {
@@ -31,13 +34,14 @@ export interface SearchEventSink {
 async function writeSearchEvents(sql: Sql, events: readonly SearchEvent[]): Promise<void> {
   if (events.length === 0) return;
   await sql.query(
-    `INSERT INTO search_events (query_hash, topics, technologies, mode, result_count, degraded)
+    `INSERT INTO search_events (query_hash, topics, technologies, mode, result_count, degraded, result_ids)
      SELECT e.query_hash,
             ARRAY(SELECT jsonb_array_elements_text(e.topics)),
             ARRAY(SELECT jsonb_array_elements_text(e.technologies)),
-            e.mode, e.result_count, e.degraded
+            e.mode, e.result_count, e.degraded,
+            ARRAY(SELECT jsonb_array_elements_text(coalesce(e.result_ids, '[]'::jsonb))::uuid)
        FROM jsonb_to_recordset($1::jsonb)
-         AS e(query_hash text, topics jsonb, technologies jsonb, mode text, result_count int, degraded boolean)`,
+         AS e(query_hash text, topics jsonb, technologies jsonb, mode text, result_count int, degraded boolean, result_ids jsonb)`,
     [JSON.stringify(events)],
   );
 }

@@ -19,10 +19,10 @@ import { shapeRecord, withEvidenceStanding } from '../records/record-shape.ts';
 import { effectiveSynonyms, type SynonymList } from '../records/query-synonyms.ts';
 import { fitToBudget } from './token-budget.ts';
 import { cachedQueryEmbedding, embedNewQuery } from './query-embedding.ts';
-import { rankCandidates } from './rank.ts';
+import { rankCandidates, type RankResult } from './rank.ts';
 import { JUDGED_CANDIDATES, type RelevanceProfile } from './relevance.ts';
 import { loadProfiles, profileFor, type RelevanceProfiles } from './relevance-profiles.ts';
-import { judgeCandidates, searchContext, selectResults, topicsOf } from './selection.ts';
+import { judgeCandidates, searchContext, selectResults, topicsOf, type SearchContext } from './selection.ts';
 import { rerankedSelection, type RerankStep } from './reranking.ts';
 import { noMatchSuggestions } from './no-match.ts';
 import type { SearchCache } from './search-cache.ts';
@@ -50,6 +50,18 @@ export interface SearchDeps {
   readonly rerankTimeoutMs?: number;
   /** How many of the best-ranked candidates go to the reranker. @default the `rerankCandidates` setting's default */
   readonly rerankCandidates?: number;
+  /** Told what an answer was chosen from (an owner's `records.search` explains it); never the query. */
+  readonly trace?: (trace: SearchTrace) => void;
+}
+
+/** What an answer was chosen from: the ranking, the records read, the request's context and the profile that judged them. */
+export interface SearchTrace {
+  readonly ranking: RankResult;
+  readonly records: ReadonlyMap<string, StoredRecord>;
+  readonly context: SearchContext;
+  readonly profile: RelevanceProfile;
+  /** Whether a reranker chose the results (the profile's selection did not). */
+  readonly reranked: boolean;
 }
 
 /** How many candidates each retrieval side contributes. */
@@ -80,6 +92,7 @@ export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeIn
     mode: output.retrieval.mode,
     result_count: output.results.length,
     degraded: output.retrieval.degraded,
+    result_ids: output.results.map((r) => r.id),
   });
   deps.logger.info('search', {
     mode: output.retrieval.mode,
@@ -136,6 +149,7 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
   // With a reranker its results answer; when it was not needed or failed, the profile's do.
   const reranked = rerank ? await rerankedSelection(rerank, deps.logger, input, ranking, records, profile) : undefined;
   const top = reranked && 'results' in reranked ? reranked.results : selectResults(ranking, records, input, profile);
+  deps.trace?.({ ranking, records, context, profile, reranked: reranked !== undefined && 'results' in reranked });
   const degradedReasons = [embedding.degradedReason, reranked && 'degradedReason' in reranked ? reranked.degradedReason : undefined].filter((r) => r !== undefined);
   const mode = top.length === 0 ? 'no_match' : embedding.vector ? 'hybrid' : 'keyword_fallback';
   // The technologies asked for or named were dropped to answer: nothing shown declares any of them.

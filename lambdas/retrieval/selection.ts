@@ -163,10 +163,18 @@ export function pickResults<T extends Pick<Scored, 'features' | 'boosted' | 'not
   profile: Pick<RelevanceProfile, 'weights' | 'bias' | 'threshold' | 'minShareOfTop'>,
   maxResults: number,
 ): (T & { probability: number })[] {
-  const admitted = scored
-    .map((s) => ({ ...s, probability: relevanceProbability(s.features, profile) }))
-    .filter((s) => s.probability >= profile.threshold);
-  return cutTail(admitted, profile.minShareOfTop, maxResults);
+  return cutTail(admitCandidates(scored, profile).filter((s) => s.admitted), profile.minShareOfTop, maxResults);
+}
+
+/** Each candidate with the profile's probability and whether it reaches the threshold (the admission `pickResults` starts with). */
+export function admitCandidates<T extends Pick<Scored, 'features'>>(
+  scored: readonly T[],
+  profile: Pick<RelevanceProfile, 'weights' | 'bias' | 'threshold'>,
+): (T & { probability: number; admitted: boolean })[] {
+  return scored.map((s) => {
+    const probability = relevanceProbability(s.features, profile);
+    return { ...s, probability, admitted: probability >= profile.threshold };
+  });
 }
 
 /** The admitted candidates by boosted score, without the weak tail (under `minShareOfTop` of the best), at most `maxResults`. */

@@ -181,6 +181,7 @@ describe.each([
         modes: { hybrid: { count: 0, share: 0 }, keyword_fallback: { count: 0, share: 0 }, no_match: { count: 0, share: 0 } },
         degraded_rate: 0,
         coverage_gaps: { technologies: [], topics: [] },
+        top_records: [],
         feedback: { total: 0, by_category: { helpful: 0, not_helpful: 0, incorrect: 0, outdated: 0, missing: 0, other: 0 }, by_record: [] },
       });
     });
@@ -196,6 +197,26 @@ describe.each([
       expect(report.coverage_gaps.technologies.map((g) => g.name)).toEqual(['tech-11', ...names.slice(0, 9)]);
       expect(report.feedback.by_record.map((r) => r.record)).toEqual(['ref-21', ...Array.from({ length: 19 }, (_, i) => `ref-${String(i).padStart(2, '0')}`)]);
       expect(report.feedback.total).toBe(23);
+    });
+  });
+
+  describe('the records most shown', () => {
+    it('writes the ids a search returned through the event writer, and counts the searches that showed each record', async () => {
+      const writer = new DirectSearchEvents(store.sql, { info() {}, warn() {}, error() {} });
+      const [keys, pagination] = [await idOf(KEYS), await idOf(PAGINATION)];
+      const event = (ids: string[]) => ({ query_hash: 'h', topics: [], technologies: [], mode: 'hybrid', result_count: ids.length, degraded: false, result_ids: ids });
+      await writer.record(event([pagination, keys]));
+      await writer.record(event([keys]));
+      await writer.record(event([]));
+      await writer.record(event([randomUUID()])); // a record since deleted
+      const [stored] = await store.sql.query<{ ids: string[] }>('SELECT result_ids::text[] AS ids FROM search_events ORDER BY id DESC OFFSET 3 LIMIT 1');
+      expect(stored!.ids).toEqual([pagination, keys]);
+      const report = await analyticsReport(store.sql, { days: 1 });
+      expect(report.top_records).toEqual([
+        { slug: KEYS, title: expect.stringMatching(/key/i), shown: 2 },
+        { slug: PAGINATION, title: expect.stringMatching(/pagination/i), shown: 1 },
+      ]);
+      await store.sql.query("DELETE FROM search_events WHERE query_hash = 'h'");
     });
   });
 
@@ -225,7 +246,7 @@ describe('retention on AWS: the search function\'s event writer', () => {
       sql.query("INSERT INTO search_events (query_hash, mode, result_count, degraded, created_at) VALUES ('h', 'hybrid', 1, false, $1::timestamptz)", [old]);
     await insertOld();
     const writer = new DirectSearchEvents(sql, logger, 90);
-    const event = { query_hash: 'q', topics: [], technologies: [], mode: 'no_match', result_count: 0, degraded: false };
+    const event = { query_hash: 'q', topics: [], technologies: [], mode: 'no_match', result_count: 0, degraded: false, result_ids: [] };
     await writer.record(event);
     const count = async () => (await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM search_events'))[0]!.n;
     expect(await count()).toBe(1); // the old event went, the new one stays
