@@ -28,6 +28,8 @@ import { ConsoleSessions } from './console-sessions.ts';
 import { barePage, h } from './console-page.ts';
 import { formOf, type ConsoleApp, type ConsoleDeps, type ConsoleEnv } from './console-context.ts';
 import { registerKeyPages } from './console-keys.ts';
+import { registerFeedbackPages } from './console-feedback.ts';
+import { registerAnalyticsPages } from './console-analytics.ts';
 
 export interface OwnerConsole {
   /** Answers a request whose path starts with `/console`. */
@@ -87,6 +89,8 @@ export function createConsole(deps: ConsoleDeps): OwnerConsole {
   });
   app.get('/', (c) => c.redirect('/console/queue', 303));
   registerKeyPages(app, deps);
+  registerFeedbackPages(app, deps);
+  registerAnalyticsPages(app, deps);
   app.notFound((c) => c.html(barePage('Not found', h`<p>The console has no such page. <a href="/console/queue">Go to the review queue</a>.</p>`), 404));
   app.onError((error, c) => {
     if (error instanceof HTTPException) {
