@@ -34,6 +34,7 @@ const EMPTY: Readonly<Record<Reviewed, string>> = {
 };
 
 const NOTICES: Record<string, string> = { reviewed: 'Marked reviewed.' };
+const noticeOf = (code: string | undefined) => (code && Object.hasOwn(NOTICES, code) ? NOTICES[code] : undefined);
 
 /** The filter named by the query, or what is wrong with it. */
 function filterOf(c: ConsoleContext): { filter: Filter; error?: string } {
@@ -41,7 +42,7 @@ function filterOf(c: ConsoleContext): { filter: Filter; error?: string } {
   const reviewed = c.req.query('reviewed') || 'no';
   const filter: Filter = {
     category: category === 'all' || (FEEDBACK_CATEGORIES as readonly string[]).includes(category) ? (category as Filter['category']) : 'all',
-    reviewed: reviewed in REVIEWED_LABELS ? (reviewed as Reviewed) : 'no',
+    reviewed: Object.hasOwn(REVIEWED_LABELS, reviewed) ? (reviewed as Reviewed) : 'no',
   };
   if (filter.category !== category) return { filter, error: `There is no feedback category "${category}". Showing all categories.` };
   if (filter.reviewed !== reviewed) return { filter, error: 'Reviewed is "no", "yes" or "all". Showing feedback waiting for review.' };
@@ -121,7 +122,7 @@ ${inbox(c.get('frame').csrf, filter, rows)}</section>`,
 }
 
 export function registerFeedbackPages(app: ConsoleApp, deps: ConsoleDeps): void {
-  app.get('/feedback', (c) => feedbackPage(c, deps, { notice: NOTICES[c.req.query('done') ?? ''] }));
+  app.get('/feedback', (c) => feedbackPage(c, deps, { notice: noticeOf(c.req.query('done')) }));
   app.post('/feedback/review', async (c) => {
     const ids = fields(await formOf(c), 'id');
     if (ids.length === 0) return feedbackPage(c, deps, { error: 'Select at least one feedback to mark reviewed.' }, 400);

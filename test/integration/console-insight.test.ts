@@ -83,6 +83,9 @@ describe('the feedback inbox', () => {
     const wrong = await client.page('/console/feedback?category=%3Cb%3Ebold');
     expect(wrong.status).toBe(400);
     expect(wrong.text).toContain('There is no feedback category &quot;&lt;b&gt;bold&quot;');
+    for (const path of ['/console/feedback?reviewed=toString', '/console/feedback?category=constructor', '/console/feedback?done=toString']) {
+      expect((await client.page(path)).status, path).toBeLessThan(500);
+    }
   });
 
   it('marks the ticked feedback reviewed: it leaves the inbox, shows under reviewed, and the CLI agrees', async () => {
