@@ -120,7 +120,7 @@ async function mostShown(sql: Sql, since: Date, until: Date): Promise<ShownRecor
               WHERE e.created_at >= $1::timestamptz AND e.created_at < $2::timestamptz
               GROUP BY x.id) s
        JOIN records r ON r.id = s.id
-      ORDER BY s.shown DESC, r.slug
+      ORDER BY s.shown DESC, r.slug COLLATE "C"
       LIMIT ${TOP_SHOWN}`,
     [since.toISOString(), until.toISOString()],
   );

@@ -220,6 +220,30 @@ describe('owner review through chatctx --remote (the admin Lambda)', () => {
     expect((await remote({ op: 'records.diff', id: slug, from: 1, to: 2 })).changes[0].diff).toContain('{+Compute');
   });
 
+  it('runs the owner console operations through the admin function over the Data API: queue, reject, explained search, feedback review, records most shown', async () => {
+    await remote({ op: 'records.import', records: [reviewedRecord('remote-candidate')] });
+    const queue = await remote({ op: 'records.queue' });
+    expect(queue).toContainEqual(expect.objectContaining({ slug: 'remote-candidate', kind: 'candidate', gates: expect.objectContaining({ slug: 'remote-candidate' }) }));
+    const reason = 'Its source says something else entirely.';
+    expect(await remote({ op: 'records.reject', ids: ['remote-candidate'], reviewer: 'remote owner', reason })).toMatchObject({ rejected: 1, records: [{ kind: 'candidate' }] });
+    expect((await remote({ op: 'records.history', id: 'remote-candidate' })).rejections).toEqual([expect.objectContaining({ kind: 'candidate', rejected_by: 'remote owner', reason })]);
+
+    const client = await connect(apiKey);
+    const question = { query: 'deep pagination with OFFSET is slow' };
+    const agent = (await client.callTool({ name: 'search_knowledge', arguments: question })).structuredContent as any;
+    const feedback = (await client.callTool({ name: 'submit_feedback', arguments: { category: 'helpful', record: agent.results[0].slug } })).structuredContent as any;
+    await client.close();
+    const owner = await remote({ op: 'records.search', arguments: question });
+    expect(owner.result.results.map((r: any) => r.slug)).toEqual(agent.results.map((r: any) => r.slug));
+    expect(owner.explain.candidates.filter((c: any) => c.outcome === 'cut').every((c: any) => typeof c.reason === 'string')).toBe(true);
+
+    expect(await remote({ op: 'feedback.review', ids: [feedback.id] })).toEqual({ reviewed: 1, already_reviewed: 0 });
+    expect((await remote({ op: 'feedback.list', reviewed: false })).map((f: any) => f.id)).not.toContain(feedback.id);
+    // The search function wrote the ids it returned through the Data API; the owner's search wrote nothing.
+    const report = await remote({ op: 'analytics.report', days: 1 });
+    expect(report.top_records).toContainEqual(expect.objectContaining({ slug: agent.results[0].slug, shown: expect.any(Number) }));
+  });
+
   it("calibrates the stack's relevance profile through the admin function, which the search function then reads from Aurora", async () => {
     const search = async (query: string) => {
       const client = await connect(apiKey);

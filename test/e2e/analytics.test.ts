@@ -105,6 +105,12 @@ function expectScriptedReport(report: AnalyticsResult): void {
     technologies: [{ name: 'Elixir', no_match: 2, searches: 2 }],
     topics: [{ name: 'data', no_match: 1, searches: 1 }],
   });
+  // The records most shown: what the scripted answers returned, counted per search through the server's buffered writer.
+  const shown = new Map<string, number>();
+  for (const answer of answers) for (const r of answer.results) shown.set(r.slug, (shown.get(r.slug) ?? 0) + 1);
+  const most = [...shown].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10);
+  expect(report.top_records).toEqual(most.map(([slug, n]) => ({ slug, title: expect.any(String), shown: n })));
+  expect(report.top_records.length).toBeGreaterThan(0);
   expect(report.feedback.total).toBe(3);
   expect(report.feedback.by_category).toEqual({ ...none, helpful: 2, outdated: 1 });
   expect(report.feedback.by_record).toEqual([
@@ -138,6 +144,8 @@ describe('chatctx analytics after a scripted session', () => {
       expect(human.stdout).toMatch(/no_match\s+2\s+33\.3%/);
       expect(human.stdout).toMatch(/degraded rate\s+100%/);
       expect(human.stdout).toMatch(/technologies\s+Elixir 2\/2/);
+      expect(human.stdout).toContain('Records most shown (searches that returned each):');
+      expect(human.stdout).toMatch(new RegExp(`^ +\\d+  ${KEYS}  `, 'm'));
       expect(human.stdout).toContain('Feedback: 3 (helpful 2, outdated 1)');
       expect(human.stdout).toContain(`${KEYS}  2  (helpful 2)`);
       expect(human.stdout).not.toContain('Purged');

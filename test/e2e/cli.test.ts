@@ -149,7 +149,7 @@ describe('chatctx feedback list', () => {
       const rows = JSON.parse(listed.stdout) as Record<string, unknown>[];
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ category: 'outdated', record: 'use-stable-keys-for-dynamic-react-lists', comment: 'Link moved.', source: 'other' });
-      expect(Object.keys(rows[0]!).sort()).toEqual(['category', 'comment', 'created_at', 'id', 'record', 'source']);
+      expect(Object.keys(rows[0]!).sort()).toEqual(['category', 'comment', 'created_at', 'id', 'record', 'reviewed_at', 'source']);
     } finally {
       await server.stop();
       await rm(dir, { recursive: true, force: true });

@@ -59,19 +59,22 @@ describe('privacy', () => {
     expect(dump).toContain('embedding_cache: [{"cache_key"');
   });
 
-  it('keeps a salted hash of the query plus topic, technologies, mode, count and degraded state', async () => {
+  it('keeps a salted hash of the query plus topic, technologies, mode, count, degraded state and the ids of the records returned', async () => {
     const line = dump.split('\n').find((l) => l.startsWith('search_events:'))!;
     const events = JSON.parse(line.slice('search_events: '.length)) as any[];
     expect(events.length).toBeGreaterThanOrEqual(2);
     expect(events[0], JSON.stringify(events[0])).toMatchObject({ topics: ['implementation'], technologies: ['React'], mode: 'hybrid', degraded: false });
     expect(events[0].query_hash).toMatch(/^[0-9a-f]{64}$/);
+    // Record ids, which are not private: one per result, nothing else.
+    expect(events[0].result_ids).toHaveLength(events[0].result_count);
+    for (const id of events[0].result_ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(new Set(events.map((e) => e.query_hash)).size).toBe(events.length);
   });
 
   it('stores feedback without key id, IP address or user agent', () => {
     const line = dump.split('\n').find((l) => l.startsWith('feedback:'))!;
     const [row] = JSON.parse(line.slice('feedback: '.length)) as Record<string, unknown>[];
-    expect(Object.keys(row!).sort()).toEqual(['category', 'comment', 'created_at', 'id', 'record_ref', 'source']);
+    expect(Object.keys(row!).sort()).toEqual(['category', 'comment', 'created_at', 'id', 'record_ref', 'reviewed_at', 'source']);
     expect(row!.comment).toBe(COMMENT);
   });
 

@@ -7,12 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { runAdminCommand, type AdminDeps } from '../../lambdas/admin/admin-operations.ts';
-import type { RejectResult } from '../../lambdas/records/record-rejection.ts';
-import type { QueueItem } from '../../lambdas/records/review-queue.ts';
+import { rejectRecords, type RejectResult } from '../../lambdas/records/record-rejection.ts';
+import { QUEUE_LIMIT, reviewQueue, type QueueItem } from '../../lambdas/records/review-queue.ts';
 import type { RecordHistory } from '../../lambdas/records/record-history.ts';
 import { CUT_REASONS, type OwnerSearchResult } from '../../lambdas/retrieval/search-explain.ts';
 import { storeFeedback, type FeedbackRow } from '../../lambdas/feedback/feedback-repository.ts';
 import { DEFAULT_PROFILES } from '../../lambdas/retrieval/relevance-profiles.ts';
+import { readReviewRules } from '../../lambdas/records/quality-gates.ts';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
 import { reviewedRecord } from '../support/records.ts';
 
@@ -97,6 +98,14 @@ describe('records.queue and records.reject', () => {
     expect(history.versions).toHaveLength(1);
     expect(history.rejections).toEqual([expect.objectContaining({ kind: 'revision', rejected_by: 'unnamed reviewer', reason: REASON })]);
     expect(await run({ op: 'records.queue' })).toEqual([]);
+  });
+
+  it('is the same through the store functions the operations call', async () => {
+    await run({ op: 'records.import', records: [reviewedRecord('console-direct')] });
+    const queue = await reviewQueue(store.sql, readReviewRules({}));
+    expect(queue.map((q) => q.slug)).toEqual(['console-direct']);
+    expect(queue.length).toBeLessThanOrEqual(QUEUE_LIMIT);
+    await expect(rejectRecords(store.sql, ['console-direct'], { reviewer: 'direct', reason: REASON })).resolves.toMatchObject({ rejected: 1 });
   });
 
   it('shows no rejections for a record that never had one', async () => {
