@@ -30,6 +30,8 @@ import { formOf, type ConsoleApp, type ConsoleDeps, type ConsoleEnv } from './co
 import { registerKeyPages } from './console-keys.ts';
 import { registerQueuePages } from './console-queue.ts';
 import { registerRecordPages } from './console-records.ts';
+import { registerFeedbackPages } from './console-feedback.ts';
+import { registerAnalyticsPages } from './console-analytics.ts';
 
 export interface OwnerConsole {
   /** Answers a request whose path starts with `/console`. */
@@ -91,6 +93,8 @@ export function createConsole(deps: ConsoleDeps): OwnerConsole {
   registerQueuePages(app, deps);
   registerRecordPages(app, deps);
   registerKeyPages(app, deps);
+  registerFeedbackPages(app, deps);
+  registerAnalyticsPages(app, deps);
   app.notFound((c) => c.html(barePage('Not found', h`<p>The console has no such page. <a href="/console/queue">Go to the review queue</a>.</p>`), 404));
   app.onError((error, c) => {
     if (error instanceof HTTPException) {
