@@ -80,6 +80,12 @@ export function refusal(error: unknown): { message: string; status: PageStatus }
   return { message: error.message + detail, status: STATUS_OF[error.code] };
 }
 
+/** The notice a `?done=` code names in a page's own table (only its own keys: `toString` names nothing). */
+export function noticeOf(c: ConsoleContext, notices: Readonly<Record<string, string>>): string | undefined {
+  const code = c.req.query('done');
+  return code && Object.hasOwn(notices, code) ? notices[code] : undefined;
+}
+
 /** Redirects after a successful form (303), with a notice code the target page names. */
 export function done(c: ConsoleContext, path: string, notice: string): Response {
   const url = new URL(path, 'http://console.invalid');

@@ -10,7 +10,7 @@
 import type { FeedbackRow } from '../feedback/feedback-repository.ts';
 import { FEEDBACK_CATEGORIES } from '../../schema/tools.ts';
 import { h, join, postForm, table, when, type Html } from './console-page.ts';
-import { done, fields, formOf, refusal, render, type ConsoleApp, type ConsoleContext, type ConsoleDeps } from './console-context.ts';
+import { done, fields, formOf, refusal, render, type ConsoleApp, type ConsoleContext, type ConsoleDeps, noticeOf } from './console-context.ts';
 
 type Category = (typeof FEEDBACK_CATEGORIES)[number];
 type Reviewed = 'no' | 'yes' | 'all';
@@ -34,7 +34,6 @@ const EMPTY: Readonly<Record<Reviewed, string>> = {
 };
 
 const NOTICES: Record<string, string> = { reviewed: 'Marked reviewed.' };
-const noticeOf = (code: string | undefined) => (code && Object.hasOwn(NOTICES, code) ? NOTICES[code] : undefined);
 
 /** The filter named by the query, or what is wrong with it. */
 function filterOf(c: ConsoleContext): { filter: Filter; error?: string } {
@@ -122,7 +121,7 @@ ${inbox(c.get('frame').csrf, filter, rows)}</section>`,
 }
 
 export function registerFeedbackPages(app: ConsoleApp, deps: ConsoleDeps): void {
-  app.get('/feedback', (c) => feedbackPage(c, deps, { notice: noticeOf(c.req.query('done')) }));
+  app.get('/feedback', (c) => feedbackPage(c, deps, { notice: noticeOf(c, NOTICES) }));
   app.post('/feedback/review', async (c) => {
     const ids = fields(await formOf(c), 'id');
     if (ids.length === 0) return feedbackPage(c, deps, { error: 'Select at least one feedback to mark reviewed.' }, 400);

@@ -5,7 +5,7 @@
  */
 import type { ApiKeyInfo, CreatedApiKey } from '../auth/key-repository.ts';
 import { h, postForm, table, textField, when, type Html } from './console-page.ts';
-import { done, field, formOf, refusal, render, type ConsoleApp, type ConsoleContext, type ConsoleDeps } from './console-context.ts';
+import { done, field, formOf, refusal, render, type ConsoleApp, type ConsoleContext, type ConsoleDeps, noticeOf } from './console-context.ts';
 
 const NOTICES: Record<string, string> = {
   revoked: 'The key is revoked. Agents using it now get 401.',
@@ -81,7 +81,7 @@ function newKeyPage(c: ConsoleContext, deps: ConsoleDeps, created: CreatedApiKey
 }
 
 export function registerKeyPages(app: ConsoleApp, deps: ConsoleDeps): void {
-  app.get('/keys', (c) => keysPage(c, deps, { notice: NOTICES[c.req.query('done') ?? ''] }));
+  app.get('/keys', (c) => keysPage(c, deps, { notice: noticeOf(c, NOTICES) }));
   app.post('/keys', async (c) => {
     const form = await formOf(c);
     const name = field(form, 'name');

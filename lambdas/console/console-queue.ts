@@ -9,7 +9,7 @@
 import type { QueueItem } from '../records/review-queue.ts';
 import { AppError } from '../errors/app-error.ts';
 import { h, join, postForm, table, textField, when, type Html } from './console-page.ts';
-import { done, field, fields, formOf, refusal, render, type ConsoleApp, type ConsoleContext, type ConsoleDeps } from './console-context.ts';
+import { done, field, fields, formOf, refusal, render, type ConsoleApp, type ConsoleContext, type ConsoleDeps, noticeOf } from './console-context.ts';
 import {
   applyChanges,
   changesView,
@@ -51,7 +51,7 @@ async function queuePage(c: ConsoleContext, deps: ConsoleDeps): Promise<Response
   return render(c, {
     title: 'Review queue',
     section: '/console/queue',
-    notice: NOTICES[c.req.query('done') ?? ''],
+    notice: noticeOf(c, NOTICES),
     body: h`<p>${queue.length === 1 ? '1 record waits' : `${queue.length} records wait`} for review. A revision's approved version keeps serving until the revision is approved.</p>
 ${table('Records waiting for review', ['Record', 'Title', 'Kind', 'Since', 'Gates'], rows, 'Nothing waits for review. Records imported without --approve, and changed texts of approved records, appear here.')}`,
   });

@@ -11,7 +11,7 @@ import type { RecordSummary } from '../records/record-review.ts';
 import type { RecordHistory } from '../records/record-history.ts';
 import type { OwnerSearchResult } from '../retrieval/search-explain.ts';
 import { h, join, postForm, table, textField, when, type Html } from './console-page.ts';
-import { done, field, formOf, refusal, render, type ConsoleApp, type ConsoleContext, type ConsoleDeps } from './console-context.ts';
+import { done, field, formOf, refusal, render, type ConsoleApp, type ConsoleContext, type ConsoleDeps, noticeOf } from './console-context.ts';
 import { changesView, gateTable, queuePath, recordPath, recordText, sourcesTable, type RecordDiff, type ShownRecord } from './console-record-view.ts';
 
 const NOTICES: Record<string, string> = {
@@ -168,7 +168,7 @@ ${shown.approval ? h`<h2 id="gates">Gates when approved</h2>${gateTable(shown.ap
     {
       title: shown ? shown.record.title : history.slug,
       section: '/console/records',
-      notice: NOTICES[c.req.query('done') ?? ''],
+      notice: noticeOf(c, NOTICES),
       error: message.error,
       body: h`<p><code>${history.slug}</code> · <a href="/console/records">All records</a></p>
 ${body}

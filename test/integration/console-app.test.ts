@@ -140,3 +140,15 @@ describe('keys', () => {
     expect(unknown.status).toBe(404);
   });
 });
+
+describe('notices', () => {
+  it('shows only the notices a page knows, whatever the address says', async () => {
+    const client = new ConsoleClient(console);
+    await client.signIn();
+    for (const path of ['/console/keys', '/console/queue', '/console/feedback', '/console/records']) {
+      const page = await client.page(`${path}?done=toString`);
+      expect(page.status, path).toBe(200);
+      expect(page.text, path).not.toContain('role="status"');
+    }
+  });
+});
