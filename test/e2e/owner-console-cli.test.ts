@@ -67,7 +67,7 @@ describe('records queue and records reject', () => {
     const again = await cli('records', 'reject', 'cli-served', '--reason', 'nothing waits for this one now');
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/cli-served is approved and has no revision waiting/);
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('records search', () => {
@@ -85,13 +85,13 @@ describe('records search', () => {
     const analytics = await cli('analytics');
     expect(analytics.stdout).toMatch(/^ {2}searches {10}0$/m);
     expect(analytics.stdout).toContain('Records most shown: none');
-  }, 120_000);
+  }, 300_000);
 
   it('refuses arguments search_knowledge would refuse', async () => {
     const bad = await cli('records', 'search', 'x');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/query/);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('feedback review', () => {
@@ -102,5 +102,5 @@ describe('feedback review', () => {
     const both = await cli('feedback', 'list', '--reviewed', '--unreviewed');
     expect(both.code).toBe(1);
     expect((await cli('feedback', 'list', '--unreviewed')).stdout.trim()).toBe('No feedback.');
-  }, 60_000);
+  }, 120_000);
 });
