@@ -7,8 +7,8 @@
  * searches, one of them with no match, and a feedback item), opens the console with
  * the link `chatctx console` prints, and saves a 1280×900 PNG of every page the
  * navigation links to (a page that answers 404, not built yet, is left out), of the
- * first review-queue item when there is one, of the new-key page, and a 320 px wide
- * one of the review queue (of the keys page without one). In the pictures the
+ * first review-queue item when there is one, of the new-key page, and 320 px wide
+ * ones of the review queue and the keys page. In the pictures the
  * header names a project's data directory instead of the temporary one, and the new
  * key reads as an example, so no key-shaped string lands in the docs.
  * The PNGs this script wrote before are removed first, so the folder matches the
@@ -130,7 +130,7 @@ const SHOWN_KEY = 'kb_live_EXAMPLE-shown-once-copy-it-now';
 async function shoot(page: Page, out: string, name: string): Promise<string> {
   await page.waitForLoadState('load');
   await page.evaluate(
-    ([dir, example]) => {
+    ({ dir, example }) => {
       const target = document.querySelector('.target');
       if (target) target.textContent = dir;
       const field = document.querySelector<HTMLInputElement>('#new-key');
@@ -139,7 +139,7 @@ async function shoot(page: Page, out: string, name: string): Promise<string> {
       field.value = example;
       for (const pre of document.querySelectorAll('pre')) pre.textContent = (pre.textContent ?? '').split(key).join(example);
     },
-    [SHOWN_DATA_DIR, SHOWN_KEY],
+    { dir: SHOWN_DATA_DIR, example: SHOWN_KEY },
   );
   const path = join(out, `${name}.png`);
   await page.screenshot({ path, fullPage: true, animations: 'disabled' });
@@ -187,9 +187,11 @@ async function main(): Promise<void> {
     await Promise.all([page.waitForURL(`${origin}/console/keys/new`), page.getByRole('button', { name: 'Create key' }).click()]);
     saved.push(await shoot(page, opts.out, 'keys-new'));
     await page.setViewportSize({ width: 320, height: 900 });
-    const narrow = skipped.includes('/console/queue') ? 'keys' : 'queue';
-    await page.goto(`${origin}/console/${narrow}`);
-    saved.push(await shoot(page, opts.out, `${narrow}-320`));
+    for (const narrow of ['queue', 'keys']) {
+      if (skipped.includes(`/console/${narrow}`)) continue;
+      await page.goto(`${origin}/console/${narrow}`);
+      saved.push(await shoot(page, opts.out, `${narrow}-320`));
+    }
     console.log(`saved ${saved.join(', ')} in ${opts.out}${skipped.length ? `; not built yet (404): ${skipped.join(', ')}` : ''}`);
   } finally {
     await browser.close();
