@@ -14,7 +14,7 @@
  * guarded by whether the console on this checkout serves its route (asked in process
  * at collection time), so they run by themselves once those pages are merged.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -87,10 +87,42 @@ async function navPaths(on: Page): Promise<string[]> {
   return on.locator('nav[aria-label="Console"] a').evaluateAll((links) => links.map((a) => new URL((a as HTMLAnchorElement).href).pathname));
 }
 
+interface ConsoleAlone {
+  readonly dir: string;
+  readonly env: Record<string, string>;
+  readonly printed: { url: string; served_by: string };
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+}
+
+/**
+ * `chatctx --json console` on a data directory no server holds: it opens the store and
+ * serves the console itself. Started beside the server, as opening a new store takes a while.
+ */
+async function consoleAlone(): Promise<ConsoleAlone> {
+  const dir = await makeDataDir();
+  const env = { ...ENV, CHATCTX_STARTER_CORPUS: '0' };
+  const child = spawn(process.execPath, [CLI, '--data-dir', dir, '--json', 'console'], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let output = '';
+  const line = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      output += d.toString();
+      if (output.includes('\n')) resolve(output.slice(0, output.indexOf('\n')));
+    });
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('exit', (code) => reject(new Error(`chatctx console exited with ${code}:\n${output}`)));
+  });
+  return { dir, env, printed: JSON.parse(line) as ConsoleAlone['printed'], child, exited };
+}
+let alone: Promise<ConsoleAlone> | undefined;
+
 const guidanceCall = (key: string) => post(server.url, toolCall('get_guidance', { ids: ['use-keyset-pagination-instead-of-large-offset'] }), { Authorization: `Bearer ${key}` });
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'chatctx-console-'));
+  alone = consoleAlone();
+  alone.catch(() => undefined);
   [server, browser] = await Promise.all([startServer(ENV), launchBrowser()]);
   owner = await freshContext(browser);
   page = await owner.newPage();
@@ -100,6 +132,12 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  const left = await alone?.catch(() => undefined);
+  if (left) {
+    if (left.child.exitCode === null) left.child.kill('SIGKILL');
+    await left.exited;
+    await rm(left.dir, { recursive: true, force: true });
+  }
   await browser?.close();
   await server?.stop();
   if (work) await rm(work, { recursive: true, force: true });
@@ -174,40 +212,20 @@ describe('the door', () => {
   });
 
   it('with no server running, `chatctx console` serves the console itself, other commands go through it, and Ctrl+C stops it', async () => {
-    const dir = await makeDataDir();
-    // Without the starter corpus, the store opens in a moment.
-    const env = { ...ENV, CHATCTX_STARTER_CORPUS: '0' };
-    const child = spawn(process.execPath, [CLI, '--data-dir', dir, '--json', 'console'], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    let output = '';
-    try {
-      const line = await new Promise<string>((resolve, reject) => {
-        child.stdout.on('data', (d: Buffer) => {
-          output += d.toString();
-          if (output.includes('\n')) resolve(output.slice(0, output.indexOf('\n')));
-        });
-        child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-        child.once('exit', (code) => reject(new Error(`chatctx console exited with ${code}:\n${output}`)));
-      });
-      const printed = JSON.parse(line) as { url: string; served_by: string };
-      expect(printed.served_by).toBe('this command');
-      const own = new URL(printed.url).origin;
-      const context = await freshContext(browser);
-      const tab = await context.newPage();
-      await tab.goto(printed.url);
-      expect(new URL(tab.url()).pathname).toBe('/console/queue');
-      expect(await createKey(tab, 'served by the command', 'unlimited', own)).toMatch(/^kb_live_/);
-      const listed = await runCli(['--data-dir', dir, '--json', 'keys', 'list'], env);
-      expect((JSON.parse(listed.stdout) as ApiKeyInfo[]).map((k) => k.name)).toEqual(['served by the command']);
-      await context.close();
-      child.kill('SIGINT');
-      expect(await exited).toBe(0);
-      await expect(fetch(`${own}/console/keys`)).rejects.toThrow();
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-      await exited;
-      await rm(dir, { recursive: true, force: true });
-    }
+    const { dir, env, printed, child, exited } = await alone!;
+    expect(printed.served_by).toBe('this command');
+    const own = new URL(printed.url).origin;
+    const context = await freshContext(browser);
+    const tab = await context.newPage();
+    await tab.goto(printed.url);
+    expect(new URL(tab.url()).pathname).toBe('/console/queue');
+    expect(await createKey(tab, 'served by the command', 'unlimited', own)).toMatch(/^kb_live_/);
+    const listed = await runCli(['--data-dir', dir, '--json', 'keys', 'list'], env);
+    expect((JSON.parse(listed.stdout) as ApiKeyInfo[]).map((k) => k.name)).toEqual(['served by the command']);
+    await context.close();
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    await expect(fetch(`${own}/console/keys`)).rejects.toThrow();
   });
 });
 
