@@ -1,8 +1,9 @@
 /**
- * `npm run console:screenshots [-- --chromium PATH] [--out DIR]`
+ * `npm run console:screenshots [-- --chromium PATH] [--out DIR] [--embeddings none]`
  *
  * Pictures of the owner console for the docs: starts `chatctx serve` on a temporary
- * data directory with the starter corpus (embeddings off), adds what the pages show
+ * data directory with the starter corpus (hybrid search once the background embedding
+ * is done, unless `--embeddings none`), adds what the pages show
  * (a candidate record whose review date fails the freshness gate, an API key, a few
  * searches, one of them with no match, and a feedback item), opens the console with
  * the link `chatctx console` prints, and saves a 1280×900 PNG of every page the
@@ -30,10 +31,11 @@ const CLI = join(ROOT, 'bin', 'chatctx.js');
 const opts = new Command('console-screenshots')
   .option('--chromium <path>', 'the Chromium executable', '/usr/bin/chromium')
   .option('--out <dir>', 'where the PNGs go', join(ROOT, 'docs', 'console'))
+  .option('--embeddings <provider>', 'the embeddings provider of the server (none: keyword search only, quicker)', 'use-lite')
   .parse()
-  .opts<{ chromium: string; out: string }>();
+  .opts<{ chromium: string; out: string; embeddings: string }>();
 
-const CHILD_ENV = { ...process.env, [SETTINGS.embeddings.env]: 'none' };
+const CHILD_ENV = { ...process.env, [SETTINGS.embeddings.env]: opts.embeddings };
 const today = new Date().toISOString().slice(0, 10);
 
 /** A candidate an owner might write, reviewed long ago: the freshness gate fails. */
@@ -87,7 +89,9 @@ async function serve(dataDir: string): Promise<{ child: ChildProcess; mcpUrl: st
     const seen = (d: Buffer) => {
       out += d.toString();
       const url = /serving MCP at (\S+\/mcp)/.exec(out)?.[1];
-      if (url) {
+      // With embeddings, the starter corpus is embedded in the background: searches are hybrid once it is done.
+      const settled = opts.embeddings === 'none' || /"event":"(embeddings_current|embedding_failed)"/.test(out);
+      if (url && settled) {
         clearTimeout(timer);
         resolve(url);
       }
