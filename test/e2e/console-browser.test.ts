@@ -105,15 +105,22 @@ async function consoleAlone(): Promise<ConsoleAlone> {
   const child = spawn(process.execPath, [CLI, '--data-dir', dir, '--json', 'console'], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   let output = '';
-  const line = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      output += d.toString();
-      if (output.includes('\n')) resolve(output.slice(0, output.indexOf('\n')));
+  try {
+    const line = await new Promise<string>((resolve, reject) => {
+      child.stdout!.on('data', (d: Buffer) => {
+        output += d.toString();
+        if (output.includes('\n')) resolve(output.slice(0, output.indexOf('\n')));
+      });
+      child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+      child.once('exit', (code) => reject(new Error(`chatctx console exited with ${code}:\n${output}`)));
     });
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    child.once('exit', (code) => reject(new Error(`chatctx console exited with ${code}:\n${output}`)));
-  });
-  return { dir, env, printed: JSON.parse(line) as ConsoleAlone['printed'], child, exited };
+    return { dir, env, printed: JSON.parse(line) as ConsoleAlone['printed'], child, exited };
+  } catch (error) {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await exited;
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
 }
 let alone: Promise<ConsoleAlone> | undefined;
 
