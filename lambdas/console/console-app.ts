@@ -22,7 +22,6 @@ import { getCookie, setCookie, deleteCookie } from 'hono/cookie';
 import { csrf } from 'hono/csrf';
 import { secureHeaders } from 'hono/secure-headers';
 import { HTTPException } from 'hono/http-exception';
-import type { Logger } from '../ports/logger.ts';
 import { errorKind } from '../observability/logger.ts';
 import { ConsoleSessions } from './console-sessions.ts';
 import { barePage, h } from './console-page.ts';

@@ -26,26 +26,11 @@ import { CLI, REPO_ROOT, makeDataDir, runCli, startServer, type TestServer } fro
 import { connectClient, post, toolCall } from '../support/mcp-client.ts';
 import { axe, freshContext, launchBrowser } from '../support/browser.ts';
 import { reviewedRecord } from '../support/records.ts';
-import { createConsole } from '../../lambdas/console/console-app.ts';
 import type { ApiKeyInfo } from '../../lambdas/auth/key-repository.ts';
 
 const ENV = { CHATCTX_EMBEDDINGS: 'none' };
 const JS_BUDGET_BYTES = 100 * 1024;
 
-/** Which console routes this checkout serves: asked of an in-process console with a session (404 = no such page). */
-async function servedRoutes(paths: readonly string[]): Promise<Set<string>> {
-  const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
-  const probe = createConsole({ run: async () => Promise.reject(new Error('probe only')), target: 'probe', logger: quiet });
-  const origin = 'http://127.0.0.1:1';
-  const login = await probe.fetch(new Request(probe.issueLink(origin)));
-  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
-  const served = new Set<string>();
-  for (const path of paths) {
-    if ((await probe.fetch(new Request(origin + path, { headers: { Cookie: cookie } }))).status !== 404) served.add(path);
-  }
-  return served;
-}
-const routes = await servedRoutes(['/console/queue', '/console/analytics']);
 
 let server: TestServer;
 let browser: Browser;
@@ -356,8 +341,7 @@ describe('every page', () => {
   });
 });
 
-// needs wt-pages-review: /console/queue and /console/queue/:slug with the approve form.
-describe.skipIf(!routes.has('/console/queue'))('review queue', () => {
+describe('review queue', () => {
   it('approves a candidate with a failing gate through an override, and agents then get it from get_guidance', async () => {
     const slug = 'browser-reviewed-2009';
     const file = join(work, `${slug}.json`);
@@ -390,8 +374,7 @@ describe.skipIf(!routes.has('/console/queue'))('review queue', () => {
   });
 });
 
-// needs wt-pages-insight: /console/analytics with its summary cards (li[data-count="…"] strong).
-describe.skipIf(!routes.has('/console/analytics'))('analytics', () => {
+describe('analytics', () => {
   it('shows the counts of a scripted set of searches, the same as chatctx analytics', async () => {
     const count = async (name: string) => Number((await page.locator(`li[data-count="${name}"] strong`).first().textContent())?.replace(/\D/g, ''));
     await page.goto(`${origin}/console/analytics`);
