@@ -76,7 +76,7 @@ describe('submit_feedback delivered twice', () => {
   });
 
   it('stores nothing about the caller: the rows hold only the feedback', async () => {
-    expect(Object.keys((await feedbackRows())[0]!).sort()).toEqual(['category', 'comment', 'created_at', 'id', 'record_ref', 'source']);
+    expect(Object.keys((await feedbackRows())[0]!).sort()).toEqual(['category', 'comment', 'created_at', 'id', 'record_ref', 'reviewed_at', 'source']);
     // The key the tool was handed is random per call, not the caller's anything.
     const keys = deliveries.map((d) => (d as { idempotency_key: string }).idempotency_key);
     expect(new Set(keys).size).toBe(3);
