@@ -131,6 +131,9 @@ const SHOWN_DATA_DIR = '~/my-project/.chatctx';
 /** Shown instead of the new key (in its field and the client set-ups), so no key-shaped string lands in the docs. */
 const SHOWN_KEY = 'kb_live_EXAMPLE-shown-once-copy-it-now';
 
+/** Pictures taller than this are cut (the records list runs to every record in the store). */
+const MAX_SHOT_HEIGHT = 2400;
+
 async function shoot(page: Page, out: string, name: string): Promise<string> {
   await page.waitForLoadState('load');
   await page.evaluate(
@@ -146,7 +149,10 @@ async function shoot(page: Page, out: string, name: string): Promise<string> {
     { dir: SHOWN_DATA_DIR, example: SHOWN_KEY },
   );
   const path = join(out, `${name}.png`);
-  await page.screenshot({ path, fullPage: true, animations: 'disabled' });
+  // The whole page, cut at a height that keeps a long list (every record) a readable picture.
+  const height = Math.min(await page.evaluate(() => document.documentElement.scrollHeight), MAX_SHOT_HEIGHT);
+  const width = page.viewportSize()?.width ?? 1280;
+  await page.screenshot({ path, fullPage: true, clip: { x: 0, y: 0, width, height }, animations: 'disabled' });
   return `${name}.png`;
 }
 
@@ -181,6 +187,13 @@ async function main(): Promise<void> {
       }
       const name = path.replace(/^\/console\//, '');
       saved.push(await shoot(page, opts.out, name));
+      if (name === 'records') {
+        // An owner's search, with the retrieval details an agent never sees.
+        const question = encodeURIComponent('my node script does not exit after it is done');
+        if ((await page.goto(`${origin}/console/records?q=${question}`))?.status() === 200) saved.push(await shoot(page, opts.out, 'records-search'));
+        const record = await page.locator('main a[href^="/console/records/"]').first().getAttribute('href').catch(() => null);
+        if (record && (await page.goto(origin + record))?.status() === 200) saved.push(await shoot(page, opts.out, 'record'));
+      }
       if (name === 'queue') {
         const item = await page.locator('main a[href^="/console/queue/"]').first().getAttribute('href').catch(() => null);
         if (item && (await page.goto(origin + item))?.status() === 200) saved.push(await shoot(page, opts.out, 'queue-item'));
