@@ -23,6 +23,7 @@ import { csrf } from 'hono/csrf';
 import { secureHeaders } from 'hono/secure-headers';
 import { HTTPException } from 'hono/http-exception';
 import { errorKind } from '../observability/logger.ts';
+import { AppError } from '../errors/app-error.ts';
 import { ConsoleSessions } from './console-sessions.ts';
 import { barePage, h } from './console-page.ts';
 import { formOf, type ConsoleApp, type ConsoleDeps, type ConsoleEnv } from './console-context.ts';
@@ -101,7 +102,10 @@ export function createConsole(deps: ConsoleDeps): OwnerConsole {
       return c.html(barePage(status === 413 ? 'Form too large' : 'Form refused', status === 413 ? h`<p>That form was too large.</p>` : FORM_EXPIRED), status);
     }
     deps.logger.error('console_failed', { error: errorKind(error) });
-    return c.html(barePage('Something failed', h`<p>The console could not answer. The log of the process serving it says why.</p>`), 500);
+    // An AppError's message is written for the owner (an admin function that cannot be invoked: check the
+    // credentials); an internal failure inside the operations reaches the console with the generic text only.
+    const said = error instanceof AppError ? h`<p>${error.message}</p>` : h``;
+    return c.html(barePage('Something failed', h`${said}<p>The console could not answer. The log of the process serving it says why.</p>`), 500);
   });
   return {
     fetch: async (request) => app.fetch(request),

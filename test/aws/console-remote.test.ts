@@ -139,6 +139,8 @@ describe('the --remote console', () => {
     const page = await client.page('/console/keys');
     expect(page.status).toBe(500);
     expect(page.text).toContain('Something failed');
+    // The owner is told what to check, as the remote CLI tells it.
+    expect(page.text).toContain('Check the function name, region and your AWS credentials');
     expect(logged).toContain('console_failed');
     expect((await client.page('/console/keys')).status).toBe(200);
   });
