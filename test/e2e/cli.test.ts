@@ -15,6 +15,8 @@ import { reviewedRecord } from '../support/records.ts';
 let dataDir: string;
 let work: string;
 const cli = (...args: string[]) => runCli(['--data-dir', dataDir, ...args]);
+/** For the servers of tests about something other than search: none waits for the encoder to embed the starter corpus. */
+const NO_EMBEDDINGS = { CHATCTX_EMBEDDINGS: 'none' };
 
 const record = (slug: string, extra: Record<string, unknown> = {}) => reviewedRecord(slug, extra);
 
@@ -139,7 +141,8 @@ describe('chatctx records review', () => {
 describe('chatctx feedback list', () => {
   it('shows what agents reported, through the running server, without any caller identity', async () => {
     const dir = await makeDataDir();
-    const server = await startServer({}, dir);
+    // Feedback needs no embeddings: with them off the server is ready without embedding anything.
+    const server = await startServer(NO_EMBEDDINGS, dir);
     try {
       const client = await connectClient(server.url);
       await client.callTool({ name: 'submit_feedback', arguments: { category: 'outdated', record: 'use-stable-keys-for-dynamic-react-lists', comment: 'Link moved.' } });
@@ -160,9 +163,9 @@ describe('chatctx feedback list', () => {
 describe('one server per data directory', () => {
   it('refuses a second server on a data directory that is being served', async () => {
     const dir = await makeDataDir();
-    const server = await startServer({}, dir);
+    const server = await startServer(NO_EMBEDDINGS, dir);
     try {
-      await expect(startServer({}, dir)).rejects.toThrow(/Another chatctx server/);
+      await expect(startServer(NO_EMBEDDINGS, dir)).rejects.toThrow(/Another chatctx server/);
       const info = JSON.parse(await readFile(join(dir, 'lock'), 'utf8'));
       expect(info).toMatchObject({ command: 'serve', mcpUrl: server.url });
     } finally {
@@ -172,7 +175,7 @@ describe('one server per data directory', () => {
   });
 
   it('prints the MCP URL and a ready-to-paste client configuration on start', async () => {
-    const server = await startServer();
+    const server = await startServer(NO_EMBEDDINGS);
     try {
       const out = server.output();
       expect(out).toContain(`"url": "${server.url}"`);
