@@ -18,7 +18,7 @@ import type { GateReport } from '../lambdas/records/quality-gates.ts';
 import type { StaleRecord } from '../lambdas/records/record-review.ts';
 import type { RejectResult } from '../lambdas/records/record-rejection.ts';
 import type { QueueItem } from '../lambdas/records/review-queue.ts';
-import type { RecordHistory } from '../lambdas/records/record-history.ts';
+import type { RecordHistory, ShownRecord } from '../lambdas/records/record-history.ts';
 import type { OwnerSearchResult } from '../lambdas/retrieval/search-explain.ts';
 import { readRecordSources } from '../lambdas/records/record-files.ts';
 
@@ -109,21 +109,8 @@ function registerApproval(records: Command, { admin, print }: CliTools): void {
     });
 }
 
-type Shown = {
-  slug: string;
-  status: string;
-  content_version: number;
-  shown_version: number;
-  updated_at: string;
-  reviewed_at: string | null;
-  license: string | null;
-  record: Record<string, unknown>;
-  approval: { approved_by: string | null; approved_at: string; verdict: string | null; gates: GateReport['gates']; overrides: Override[] } | null;
-  pending_revision: { staged_at: string } | null;
-  deprecation: { deprecated_at: string; reason: string | null; superseded_by: string | null } | null;
-};
 
-function showLines(s: Shown): string[] {
+function showLines(s: ShownRecord): string[] {
   const r = s.record as { title?: string; recommendation?: string; applies_to?: { name: string; version_constraint?: string }[]; sources?: { url: string }[] };
   const lines = [
     `${s.slug}  ${s.status}  version ${s.shown_version}${s.shown_version === s.content_version ? '' : ` (served: ${s.content_version})`}`,
@@ -165,7 +152,7 @@ function registerReading(records: Command, { admin, print }: CliTools): void {
     .argument('<slug>', 'slug or id')
     .option('--record-version <n>', 'an approved content_version (`--version N` works here too)', (v) => versionRef(v) as number)
     .action(async (id: string, opts: { recordVersion?: number }) => {
-      const shown = await admin<Shown>({ op: 'records.show', id, version: opts.recordVersion });
+      const shown = await admin<ShownRecord>({ op: 'records.show', id, version: opts.recordVersion });
       print(showLines(shown).join('\n'), shown);
     });
 

@@ -43,7 +43,7 @@ export function validRecord(wording) {
       {
         title: 'Timers',
         url: 'https://nodejs.org/api/timers.html',
-        evidence_excerpt: 'The timer functions within Node.js implement a similar API as the timers API provided by web browsers.',
+        evidence_excerpt: 'The timer functions within Node.js implement a similar API as the timers API provided by Web Browsers',
         relation: 'supports',
         // Declared checked, so the evidence gate passes without fetching the page once per record.
         verified_at: today,

@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { chromium, type Page } from 'playwright-core';
 import { SETTINGS } from '../../lambdas/config/settings.ts';
+import { validRecord } from '../bench/reviewed-records.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = join(ROOT, 'bin', 'chatctx.js');
@@ -36,31 +37,18 @@ const opts = new Command('console-screenshots')
   .opts<{ chromium: string; out: string; embeddings: string }>();
 
 const CHILD_ENV = { ...process.env, [SETTINGS.embeddings.env]: opts.embeddings };
-const today = new Date().toISOString().slice(0, 10);
 
-/** A candidate an owner might write, reviewed long ago: the freshness gate fails. */
+/** A candidate an owner might write, reviewed long ago: the freshness gate fails (every other gate passes). */
+const SAMPLE_SLUG = 'unref-timers-that-should-not-keep-a-nodejs-cli-alive';
 const SAMPLE = {
-  slug: 'unref-timers-that-should-not-keep-a-nodejs-cli-alive',
-  title: 'Unref timers that should not keep a Node.js command-line tool alive',
-  topic: 'reliability',
-  task_types: ['build'],
-  summary: 'A pending interval or timeout keeps the event loop alive, so a CLI that finished its work never exits.',
-  asked_as: ['my node script does not exit after it is done', 'setInterval keeps the node process running', 'cli hangs at the end until ctrl+c'],
-  recommendation: 'Call unref() on timers that only do background work (refresh, heartbeat), so they never hold the process open once the real work is done.',
-  applies_to: [{ kind: 'runtime', name: 'Node.js', version_constraint: '>=18' }],
-  confidence: 'medium',
+  ...validRecord({
+    slug: SAMPLE_SLUG,
+    title: 'Unref timers that should not keep a Node.js command-line tool alive',
+    summary: 'A pending interval or timeout keeps the event loop alive, so a CLI that finished its work never exits.',
+    asked_as: ['my node script does not exit after it is done', 'setInterval keeps the node process running', 'cli hangs at the end until ctrl+c'],
+    recommendation: 'Call unref() on timers that only do background work (refresh, heartbeat), so they never hold the process open once the real work is done.',
+  }),
   reviewed_at: '2019-05-02',
-  license: 'CC-BY-4.0',
-  sources: [
-    {
-      title: 'Timers',
-      url: 'https://nodejs.org/api/timers.html',
-      evidence_excerpt: 'The timer functions within Node.js implement a similar API as the timers API provided by web browsers.',
-      relation: 'supports',
-      verified_at: today,
-      verified_from: { page: 'https://nodejs.org/api/timers.html' },
-    },
-  ],
 };
 
 const SEARCHES = [
@@ -115,7 +103,7 @@ async function tool(mcpUrl: string, name: string, args: Record<string, unknown>)
 
 /** What the pages show: a failing candidate, a key, searches and a feedback item. */
 async function populate(work: string, dataDir: string, mcpUrl: string): Promise<void> {
-  const file = join(work, `${SAMPLE.slug}.json`);
+  const file = join(work, `${SAMPLE_SLUG}.json`);
   await writeFile(file, JSON.stringify(SAMPLE, null, 2));
   await cli(dataDir, 'records', 'import', file);
   await rm(file);

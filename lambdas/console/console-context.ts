@@ -6,7 +6,8 @@
 import type { Context, Hono } from 'hono';
 import type { AdminCommand } from '../admin/admin-operations.ts';
 import type { Logger } from '../ports/logger.ts';
-import { AppError, type ErrorCode } from '../errors/app-error.ts';
+import { AppError } from '../errors/app-error.ts';
+import { ADMIN_HTTP_STATUS } from '../admin/admin-envelope.ts';
 import type { ConsoleSession } from './console-sessions.ts';
 import { layout, type PageContent, type PageFrame } from './console-page.ts';
 
@@ -30,14 +31,6 @@ export type ConsoleContext = Context<ConsoleEnv>;
 
 type PageStatus = 200 | 400 | 401 | 404 | 409 | 500 | 503;
 
-const STATUS_OF: Readonly<Record<ErrorCode, PageStatus>> = {
-  validation_error: 400,
-  unauthorized: 401,
-  not_found: 404,
-  conflict: 409,
-  unavailable: 503,
-  internal: 500,
-};
 
 /** Renders a page in the shared layout for the signed-in owner. */
 export function render(c: ConsoleContext, page: PageContent, status: PageStatus = 200): Response {
@@ -77,7 +70,7 @@ export function refusal(error: unknown): { message: string; status: PageStatus }
   const issues = (error.details as { issues?: { path?: string; message?: string }[] }).issues;
   const first = issues?.[0];
   const detail = first?.message ? ` (${first.path ? `${first.path}: ` : ''}${first.message})` : '';
-  return { message: error.message + detail, status: STATUS_OF[error.code] };
+  return { message: error.message + detail, status: ADMIN_HTTP_STATUS[error.code] as PageStatus };
 }
 
 /** The notice a `?done=` code names in a page's own table (only its own keys: `toString` names nothing). */

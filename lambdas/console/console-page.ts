@@ -46,22 +46,27 @@ export interface PageContent {
   readonly error?: string;
 }
 
-export function layout(frame: PageFrame, page: PageContent): Html {
-  const nav = join(
-    NAV.map((item) =>
-      item.path === page.section ? h`<li><a href="${item.path}" aria-current="page">${item.label}</a></li>` : h`<li><a href="${item.path}">${item.label}</a></li>`,
-    ),
-  );
+/** The document's start, shared by every page; a page without forms to enhance loads no script. */
+function head(title: string, script: boolean): Html {
   return h`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${page.title} · chatctx console</title>
+<title>${title} · chatctx console</title>
 <link rel="stylesheet" href="/console/assets/console.css">
-<script src="/console/assets/console.js" defer></script>
-</head>
+${script ? h`<script src="/console/assets/console.js" defer></script>` : ''}
+</head>`;
+}
+
+export function layout(frame: PageFrame, page: PageContent): Html {
+  const nav = join(
+    NAV.map((item) =>
+      item.path === page.section ? h`<li><a href="${item.path}" aria-current="page">${item.label}</a></li>` : h`<li><a href="${item.path}">${item.label}</a></li>`,
+    ),
+  );
+  return h`${head(page.title, true)}
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
@@ -81,15 +86,7 @@ ${page.body}
 
 /** A page outside a session (link expired, signed out): no navigation, no forms. */
 export function barePage(title: string, message: Html): Html {
-  return h`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${title} · chatctx console</title>
-<link rel="stylesheet" href="/console/assets/console.css">
-</head>
+  return h`${head(title, false)}
 <body>
 <main id="main" class="bare">
 <h1>${title}</h1>

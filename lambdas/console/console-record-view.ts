@@ -5,42 +5,13 @@
  * "removed" for screen readers, so a change is never told by colour alone).
  */
 import { diffWords } from 'diff';
-import type { FieldChange } from '../records/record-history.ts';
+import type { FieldChange, RecordDiff, ShownRecord } from '../records/record-history.ts';
 import type { GateReport } from '../records/quality-gates.ts';
 import type { RecordFile } from '../records/record-schema.ts';
 import type { StoredCheck } from '../records/source-verification.ts';
 import { h, join, table, when, type Html } from './console-page.ts';
 
-/** `records.show` as the console reads it. */
-export interface ShownRecord {
-  id: string;
-  slug: string;
-  status: string;
-  content_version: number;
-  shown_version: number;
-  updated_at: string;
-  reviewed_at: string | null;
-  record: RecordFile;
-  approval: {
-    content_version: number;
-    approved_by: string | null;
-    approved_at: string;
-    verdict: string | null;
-    gates: { code: string; verdict: string; message: string }[];
-    overrides: { gate: string; reason: string }[];
-  } | null;
-  pending_revision: { staged_at: string } | null;
-  deprecation: { deprecated_at: string; reason: string | null; superseded_by: string | null } | null;
-  source_checks: (StoredCheck | null)[];
-}
-
-/** `records.diff` as the console reads it. */
-export interface RecordDiff {
-  slug: string;
-  from: number | 'pending';
-  to: number | 'pending';
-  changes: FieldChange[];
-}
+export type { RecordDiff, ShownRecord };
 
 export const recordPath = (slug: string) => `/console/records/${encodeURIComponent(slug)}`;
 export const queuePath = (slug: string) => `/console/queue/${encodeURIComponent(slug)}`;

@@ -115,6 +115,9 @@ export async function showRecord(sql: Sql, identifier: string, version?: number)
   };
 }
 
+/** `records.show`'s answer, as the CLI and the console read it. */
+export type ShownRecord = Awaited<ReturnType<typeof showRecord>>;
+
 /** `records.history`: a record's approvals, its pending revision, its deprecation and what was rejected. */
 export interface RecordHistory {
   id: string;
@@ -189,6 +192,9 @@ export function diffTexts(before: Record<string, unknown>, after: Record<string,
 }
 
 type VersionRef = number | 'pending';
+
+/** `records.diff`'s answer. */
+export type RecordDiff = Awaited<ReturnType<typeof diffRecord>>;
 
 /**
  * Changes between two versions of a record (numbers, or `pending` for the revision

@@ -12,10 +12,9 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
-import { fixtureSql, startDataApiFixture, type DataApiFixture } from '../support/data-api-fixture.ts';
+import { fixtureSql, startDataApiFixture, type DataApiFixture, adminFunctionEnv } from '../support/data-api-fixture.ts';
 import { ConsoleClient } from '../support/console-client.ts';
 import { migrate } from '../../lambdas/storage/migrations.ts';
-import { SETTINGS } from '../../lambdas/config/settings.ts';
 import { runRemoteCommand } from '../../lambdas/aws/remote-import.ts';
 import { createConsole, type OwnerConsole } from '../../lambdas/console/console-app.ts';
 
@@ -41,19 +40,9 @@ const storedKey = async (name: string) => (await fixture.db.query<KeyRow>('SELEC
 
 beforeAll(async () => {
   fixture = await startDataApiFixture();
-  Object.assign(process.env, {
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'test',
-    AWS_SECRET_ACCESS_KEY: 'test',
-    AWS_ENDPOINT_URL_RDS_DATA: fixture.endpoint,
-    POWERTOOLS_METRICS_DISABLED: 'true',
+  Object.assign(process.env, adminFunctionEnv(fixture), {
     // The admin entry's own log lines are not what this file checks.
     POWERTOOLS_LOG_LEVEL: 'SILENT',
-    [SETTINGS.dbClusterArn.env]: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
-    [SETTINGS.dbSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:db',
-    [SETTINGS.dbName.env]: 'chatctx',
-    [SETTINGS.pepperSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:pepper',
-    [SETTINGS.embeddings.env]: 'none',
   });
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: 'ab'.repeat(32) }) });
   await migrate(fixtureSql(fixture));

@@ -12,11 +12,10 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import type { Context } from 'aws-lambda';
-import { startDataApiFixture, type DataApiFixture } from '../support/data-api-fixture.ts';
+import { startDataApiFixture, type DataApiFixture, adminFunctionEnv } from '../support/data-api-fixture.ts';
 import { reviewedRecord } from '../support/records.ts';
 import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
 import { migrate } from '../../lambdas/storage/migrations.ts';
-import { SETTINGS } from '../../lambdas/config/settings.ts';
 import { MAX_CHUNK_BYTES, chunkImport, runRemoteCommand } from '../../lambdas/aws/remote-import.ts';
 import type { ImportResult } from '../../lambdas/admin/admin-operations.ts';
 import { AppError, ValidationError } from '../../lambdas/errors/app-error.ts';
@@ -45,18 +44,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 beforeAll(async () => {
   fixture = await startDataApiFixture();
-  Object.assign(process.env, {
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'test',
-    AWS_SECRET_ACCESS_KEY: 'test',
-    AWS_ENDPOINT_URL_RDS_DATA: fixture.endpoint,
-    POWERTOOLS_METRICS_DISABLED: 'true',
-    [SETTINGS.dbClusterArn.env]: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
-    [SETTINGS.dbSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:db',
-    [SETTINGS.dbName.env]: 'chatctx',
-    [SETTINGS.pepperSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:pepper',
-    [SETTINGS.embeddings.env]: 'none',
-  });
+  Object.assign(process.env, adminFunctionEnv(fixture));
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ pepper: 'ef'.repeat(32) }) });
   await migrate(new DataApiSql({ client: new RDSDataClient({}), resourceArn: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx', secretArn: 'x', database: 'chatctx' }));
   const admin = (await import('../../lambdas/handlers/admin.ts')).handler as unknown as (event: unknown, context: Context) => Promise<unknown>;

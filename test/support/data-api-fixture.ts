@@ -29,6 +29,7 @@
  */
 import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
+import { SETTINGS } from '../../lambdas/config/settings.ts';
 import { listen } from '../../lambdas/local/listen.ts';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -415,4 +416,25 @@ export function fixtureSql(fixture: DataApiFixture): DataApiSql {
     secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:master',
     database: 'chatctx',
   });
+}
+
+/**
+ * The environment the admin Lambda's entry reads, pointed at this fixture: test
+ * credentials, the cluster, secret and database names, and no embeddings. Tests that
+ * run the real admin handler behind a mocked Invoke (the remote CLI, the remote
+ * console) apply it with `Object.assign(process.env, …)`.
+ */
+export function adminFunctionEnv(fixture: DataApiFixture): Record<string, string> {
+  return {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_ENDPOINT_URL_RDS_DATA: fixture.endpoint,
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    [SETTINGS.dbClusterArn.env]: 'arn:aws:rds:us-east-1:123456789012:cluster:chatctx',
+    [SETTINGS.dbSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:db',
+    [SETTINGS.dbName.env]: 'chatctx',
+    [SETTINGS.pepperSecretArn.env]: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:pepper',
+    [SETTINGS.embeddings.env]: 'none',
+  };
 }
