@@ -11,8 +11,12 @@
  * token is resolved once, here.
  */
 import { isWellFormedApiKey } from './api-keys.ts';
+import { GUEST_SCOPE, type CallerScope } from './caller-scope.ts';
 
-export type Caller = { readonly kind: 'guest' } | { readonly kind: 'key'; readonly id: string; readonly dailyQuota: number | null };
+/** Who is calling, with what it may see (`caller-scope.ts`). */
+export type Caller =
+  | { readonly kind: 'guest'; readonly scope: CallerScope }
+  | { readonly kind: 'key'; readonly id: string; readonly dailyQuota: number | null; readonly scope: CallerScope };
 
 export type AuthOutcome =
   | { readonly ok: true; readonly caller: Caller }
@@ -20,16 +24,16 @@ export type AuthOutcome =
 
 export interface KeyResolver {
   /** `audience`: the URL of the resource asked for; a token issued for another resolves to nothing. */
-  resolve(key: string, audience?: string): Promise<{ id: string; dailyQuota: number | null } | undefined>;
+  resolve(key: string, audience?: string): Promise<{ id: string; dailyQuota: number | null; scope: CallerScope } | undefined>;
   /** Whether a bearer token that is not an API key is one this resolver resolves too. */
   accepts?(token: string): boolean;
 }
 
 export async function authenticate(header: string | null, keys: KeyResolver, guestEnabled: boolean, audience?: string): Promise<AuthOutcome> {
-  if (header === null) return guestEnabled ? { ok: true, caller: { kind: 'guest' } } : { ok: false, reason: 'missing' };
+  if (header === null) return guestEnabled ? { ok: true, caller: { kind: 'guest', scope: GUEST_SCOPE } } : { ok: false, reason: 'missing' };
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   if (!match || !(isWellFormedApiKey(match[1]!) || keys.accepts?.(match[1]!))) return { ok: false, reason: 'malformed' };
   const key = await keys.resolve(match[1]!, audience);
   if (!key) return { ok: false, reason: 'invalid' };
-  return { ok: true, caller: { kind: 'key', id: key.id, dailyQuota: key.dailyQuota } };
+  return { ok: true, caller: { kind: 'key', id: key.id, dailyQuota: key.dailyQuota, scope: key.scope } };
 }

@@ -9,6 +9,7 @@ import { NotFoundError } from '../errors/app-error.ts';
 import { hashApiKey } from '../privacy/hashing.ts';
 import { asUuid } from '../storage/uuid-text.ts';
 import { generateApiKey } from './api-keys.ts';
+import { callerScope, type CallerScope } from './caller-scope.ts';
 
 export interface ApiKeyInfo {
   readonly id: string;
@@ -27,7 +28,19 @@ export interface CreatedApiKey extends ApiKeyInfo {
 export interface ActiveKey {
   readonly id: string;
   readonly dailyQuota: number | null;
+  /** What the key sees and may do, as stored now. */
+  readonly scope: CallerScope;
 }
+
+interface ActiveRow {
+  id: string;
+  daily_quota: number | null;
+  collections: unknown;
+  may_submit_feedback: boolean;
+}
+
+const activeKey = (row: ActiveRow | undefined): ActiveKey | undefined =>
+  row ? { id: row.id, dailyQuota: row.daily_quota, scope: callerScope(row.collections, row.may_submit_feedback) } : undefined;
 
 const KEY_COLUMNS = 'id, name, daily_quota, created_at, revoked_at, last_used_at';
 
@@ -72,28 +85,28 @@ export class KeyRepository {
    * tie a key to an anonymous feedback row written in the same second.
    */
   async resolve(key: string): Promise<ActiveKey | undefined> {
-    const rows = await this.sql.query<{ id: string; daily_quota: number | null }>(
-      `WITH k AS (SELECT id, daily_quota FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL),
+    const rows = await this.sql.query<ActiveRow>(
+      `WITH k AS (SELECT id, daily_quota, collections, may_submit_feedback FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL),
             stamp AS (UPDATE api_keys SET last_used_at = date_trunc('hour', now())
                        WHERE id IN (SELECT id FROM k) AND last_used_at IS DISTINCT FROM date_trunc('hour', now()))
-       SELECT id::text AS id, daily_quota FROM k`,
+       SELECT id::text AS id, daily_quota, to_jsonb(collections) AS collections, may_submit_feedback FROM k`,
       [hashApiKey(await this.secrets.pepper(), key)],
+      { json: ['collections'] },
     );
-    const row = rows[0];
-    return row ? { id: row.id, dailyQuota: row.daily_quota } : undefined;
+    return activeKey(rows[0]);
   }
 
   /** The active key with this id, or undefined; its last use is stamped as `resolve` does. Backs OAuth access tokens. */
   async resolveById(id: string): Promise<ActiveKey | undefined> {
-    const rows = await this.sql.query<{ id: string; daily_quota: number | null }>(
-      `WITH k AS (SELECT id, daily_quota FROM api_keys WHERE id = $1::uuid AND revoked_at IS NULL),
+    const rows = await this.sql.query<ActiveRow>(
+      `WITH k AS (SELECT id, daily_quota, collections, may_submit_feedback FROM api_keys WHERE id = $1::uuid AND revoked_at IS NULL),
             stamp AS (UPDATE api_keys SET last_used_at = date_trunc('hour', now())
                        WHERE id IN (SELECT id FROM k) AND last_used_at IS DISTINCT FROM date_trunc('hour', now()))
-       SELECT id::text AS id, daily_quota FROM k`,
+       SELECT id::text AS id, daily_quota, to_jsonb(collections) AS collections, may_submit_feedback FROM k`,
       [asUuid(id)],
+      { json: ['collections'] },
     );
-    const row = rows[0];
-    return row ? { id: row.id, dailyQuota: row.daily_quota } : undefined;
+    return activeKey(rows[0]);
   }
 
   private async updateOne(id: string, statement: string, params: (string | number | null)[]): Promise<ApiKeyInfo> {

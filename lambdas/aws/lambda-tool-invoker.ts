@@ -79,15 +79,17 @@ export class LambdaToolInvoker implements ToolInvoker {
     const functionName = this.functionNames[tool as LambdaToolName];
     const deadline = this.deadline();
     for (;;) {
-      const result = await this.invokeOnce(tool, functionName, invocation.arguments, deadline, invocation.idempotencyKey);
+      const result = await this.invokeOnce(functionName, invocation, deadline);
       if (!isUnavailable(result) || deadline === undefined || deadline - this.clock.now() < MIN_RETRY_MS + RETRY_PAUSE_MS) return result;
       this.logger.info('tool_retry_unavailable', { tool });
       await this.clock.sleep(RETRY_PAUSE_MS);
     }
   }
 
-  private async invokeOnce(tool: string, functionName: string, args: unknown, deadline: number | undefined, idempotencyKey?: string): Promise<ToolCallResult> {
-    const event = deadline === undefined ? { arguments: args } : { arguments: args, deadline_ms: deadline - INVOKE_RETURN_MS };
+  private async invokeOnce(functionName: string, invocation: ToolInvocation, deadline: number | undefined): Promise<ToolCallResult> {
+    const tool = invocation.name;
+    const { idempotencyKey, scope } = invocation;
+    const event = { arguments: invocation.arguments, ...(deadline === undefined ? {} : { deadline_ms: deadline - INVOKE_RETURN_MS }), ...(scope ? { scope } : {}) };
     let output;
     try {
       output = await this.client.send(

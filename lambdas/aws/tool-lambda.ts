@@ -1,6 +1,8 @@
 /**
  * The shape shared by the three tool Lambdas: event `{ "arguments": …,
- * "deadline_ms"?: … }` from the gateway's ToolInvoker in, a `ToolCallResult` out.
+ * "deadline_ms"?: …, "scope"?: … }` from the gateway's ToolInvoker in, a
+ * `ToolCallResult` out. Only the gateway may invoke these functions (IAM), so the
+ * caller's scope it sends is trusted; an event without one is answered as a guest.
  * Tool errors are results, so the function itself only fails when something
  * outside the tool breaks.
  *
@@ -16,6 +18,7 @@ import type { Logger } from '../ports/logger.ts';
 import type { ToolCallResult } from '../ports/tool-invoker.ts';
 import type { ToolHandler } from '../tools/guarded-tool.ts';
 import type { Environment } from '../config/settings.ts';
+import { GUEST_SCOPE, callerScope, type CallerScope } from '../auth/caller-scope.ts';
 
 export interface ToolEvent {
   readonly arguments?: unknown;
@@ -23,6 +26,8 @@ export interface ToolEvent {
   readonly idempotency_key?: unknown;
   /** The caller's answer-by instant in epoch milliseconds (the gateway's, less the time the Invoke needs to return). */
   readonly deadline_ms?: unknown;
+  /** What the caller may see and do (`auth/caller-scope.ts`): `{ "collections": [ids], "feedback": bool }`. */
+  readonly scope?: unknown;
 }
 
 /** A Lambda entry that builds the tool once per cold start from the function's settings. */
@@ -35,11 +40,19 @@ export function toolLambda(serviceName: string, build: (env: Environment, logger
         tool ??= build(process.env, logger);
         const run = tool;
         const callerDeadline = typeof event?.deadline_ms === 'number' ? event.deadline_ms : undefined;
-        return withInvocationDeadline(context, { marginMs: TOOL_MARGIN_MS, callerDeadline }, () => run(event?.arguments ?? {}, { idempotencyKey: idempotencyKeyOf(event) }));
+        return withInvocationDeadline(context, { marginMs: TOOL_MARGIN_MS, callerDeadline }, () =>
+          run(event?.arguments ?? {}, { idempotencyKey: idempotencyKeyOf(event), scope: scopeOf(event) }),
+        );
       };
     },
     { requestPath: true },
   );
+}
+
+/** The caller's scope the gateway sent; a guest's when the event carries none. */
+function scopeOf(event: ToolEvent | undefined): CallerScope {
+  const scope = event?.scope as { collections?: unknown; feedback?: unknown } | undefined;
+  return scope && typeof scope === 'object' ? callerScope(scope.collections, scope.feedback) : GUEST_SCOPE;
 }
 
 /** The event's idempotency key when it is a plausible one; otherwise the call simply has none. */

@@ -99,8 +99,10 @@ export async function embedRecords(sql: Sql, embedder: Embedder, records: readon
         offset += texts[i]!.length;
         await tx.query('DELETE FROM record_passages WHERE record_id = $1::uuid', [record.id]);
         await tx.query(
-          `INSERT INTO record_passages (record_id, passage, embedding)
-           SELECT $1::uuid, (e.ordinality - 1)::int, e.value::vector FROM jsonb_array_elements_text($2::jsonb) WITH ORDINALITY e`,
+          // The passages carry their record's collection, which search filters them by (a move rewrites it).
+          `INSERT INTO record_passages (record_id, passage, embedding, collection_id)
+           SELECT $1::uuid, (e.ordinality - 1)::int, e.value::vector, (SELECT r.collection_id FROM records r WHERE r.id = $1::uuid)
+             FROM jsonb_array_elements_text($2::jsonb) WITH ORDINALITY e`,
           [record.id, JSON.stringify(own)],
         );
         // Only mark current if the text did not change while we were embedding it.

@@ -15,10 +15,13 @@ import type { Sql } from '../ports/sql.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { asUuid } from '../storage/uuid-text.ts';
 import type { SubmitFeedbackInput, SubmitFeedbackOutput } from '../../schema/tools.ts';
+import type { CallerScope } from '../ports/tool-invoker.ts';
 
 export interface StoreFeedbackOptions {
   /** The same for every delivery of one call; see `ToolInvocation.idempotencyKey`. */
   readonly idempotencyKey?: string;
+  /** What the caller may see and do (the tool passes a guest's when the call carries none). */
+  readonly scope: CallerScope;
 }
 
 /**
@@ -26,10 +29,22 @@ export interface StoreFeedbackOptions {
  * id): feedback about something the agent was never shown cannot be acted on, so
  * it is refused with a `validation_error` that says so, and nothing is stored.
  */
-export async function storeFeedback(sql: Sql, input: SubmitFeedbackInput, options: StoreFeedbackOptions = {}): Promise<SubmitFeedbackOutput> {
+export async function storeFeedback(sql: Sql, input: SubmitFeedbackInput, options: StoreFeedbackOptions): Promise<SubmitFeedbackOutput> {
+  const scope = options.scope;
+  if (!scope.feedback) {
+    throw new ValidationError('This API key may not submit feedback. Ask the owner to add the `feedback` scope to it; nothing was stored.', {
+      issues: [{ path: '', code: 'feedback_not_in_scope', message: 'the key lacks the feedback scope' }],
+    });
+  }
   const record = input.record ?? null;
+  const collections = JSON.stringify(scope.collections);
   if (record !== null) {
-    const approved = await sql.query(`SELECT 1 FROM records WHERE status = 'approved' AND (slug = $1 OR id = $2::uuid)`, [record, asUuid(record)]);
+    // A record outside the caller's collections is unknown to it, exactly like one that does not exist.
+    const approved = await sql.query(`SELECT 1 FROM records WHERE status = 'approved' AND (slug = $1 OR id = $2::uuid) AND ${VISIBLE(3)}`, [
+      record,
+      asUuid(record),
+      collections,
+    ]);
     if (approved.length === 0) {
       throw new ValidationError('`record` is not the slug or id of an approved record. Use one that search_knowledge or get_guidance returned, or leave it out.', {
         issues: [{ path: 'record', code: 'unknown_record', message: 'not an approved record slug or id' }],
@@ -42,12 +57,15 @@ export async function storeFeedback(sql: Sql, input: SubmitFeedbackInput, option
   await sql.query(
     `INSERT INTO feedback (id, category, record_ref, source, comment)
      SELECT $1::uuid, $2, $3, $4, $5
-      WHERE $3::text IS NULL OR EXISTS (SELECT 1 FROM records WHERE status = 'approved' AND (slug = $3 OR id = $6::uuid))
+      WHERE $3::text IS NULL OR EXISTS (SELECT 1 FROM records WHERE status = 'approved' AND (slug = $3 OR id = $6::uuid) AND ${VISIBLE(7)})
      ON CONFLICT DO NOTHING`,
-    [id, input.category, record, input.source, input.comment ?? null, record === null ? null : asUuid(record)],
+    [id, input.category, record, input.source, input.comment ?? null, record === null ? null : asUuid(record), collections],
   );
   return { accepted: true, id, message: 'Anonymous feedback recorded for owner review.' };
 }
+
+/** `$n` (a jsonb array of collection ids) holds the record's collection. */
+const VISIBLE = (n: number) => `collection_id = ANY (ARRAY(SELECT jsonb_array_elements_text($${n}::jsonb)::int))`;
 
 /** A UUID (version 8, "custom") from the SHA-256 of the idempotency key. */
 export function feedbackIdFor(idempotencyKey: string): string {

@@ -4,6 +4,14 @@
  * both runtimes carry exactly the same data.
  */
 
+/** What a caller may see and do (values and rules: `auth/caller-scope.ts`). */
+export interface CallerScope {
+  /** Collection ids, ascending and distinct. */
+  readonly collections: readonly number[];
+  /** Whether the caller may call submit_feedback. */
+  readonly feedback: boolean;
+}
+
 /** An MCP `tools/call` result: structured content, the same as JSON text, and the error flag. */
 export interface ToolCallResult {
   [key: string]: unknown;
@@ -22,6 +30,8 @@ export interface ToolInvocation {
    * who is calling (no key, IP or user agent).
    */
   readonly idempotencyKey?: string;
+  /** What the caller may see and do; a guest's when absent. Never who the caller is. */
+  readonly scope?: CallerScope;
 }
 
 export interface ToolInvoker {

@@ -73,7 +73,7 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
   const path = deps.config.path ?? '/mcp';
   const quota = new QuotaPolicy({ store: deps.quota, secrets: deps.secrets, guestDailyLimit: deps.config.guestDailyLimit, now: deps.now });
   const streams = new StreamCount();
-  const modern = createModernEndpoint(deps.invoker);
+  const modern = createModernEndpoint();
 
   return async (request, context) => withCors(request, await answer(request, context));
 
@@ -111,21 +111,23 @@ export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
   async function handlePost(request: Request, caller: Caller, subject: string): Promise<Response> {
     const parsed = await parseMessage(request);
     if (parsed instanceof Response) return parsed;
+    // Every tool this request runs is told what its caller may see (never who it is).
+    const invoker: ToolInvoker = { invoke: (invocation) => deps.invoker.invoke({ ...invocation, scope: caller.scope }) };
     // A request claiming the 2026-07-28 envelope goes to the modern path; it counts its own tool calls.
-    if (await isModernRequest(request, parsed)) return modern.answer(request, parsed, () => quota.consume(caller, subject));
+    if (await isModernRequest(request, parsed)) return modern.answer(request, parsed, () => quota.consume(caller, subject), invoker);
     const rpc = parsed as JsonRpcMessage;
-    if (rpc.method !== 'tools/call' || rpc.id === undefined) return answerMessage(deps.invoker, request, parsed);
+    if (rpc.method !== 'tools/call' || rpc.id === undefined) return answerMessage(invoker, request, parsed);
     const problem = toolCallProblem((parsed as { params?: unknown }).params);
     if (problem) return rpcError(rpc.id, ProtocolErrorCode.InvalidParams, problem);
     // A revision this server does not speak (a newer client probing) gets the SDK's 400 uncounted, so it can fall back.
-    if (!speaksProtocolVersion(request)) return answerMessage(deps.invoker, request, parsed);
+    if (!speaksProtocolVersion(request)) return answerMessage(invoker, request, parsed);
 
     const outcome = await quota.consume(caller, subject);
     if (!outcome.allowed) {
       deps.logger.info('quota_refused', { caller: caller.kind });
       return HTTP.rateLimited(outcome.retryAfterSeconds, outcome.headers, rpc.id ?? null);
     }
-    const response = await answerMessage(deps.invoker, request, parsed);
+    const response = await answerMessage(invoker, request, parsed);
     for (const [name, value] of Object.entries(outcome.headers)) response.headers.set(name, value);
     return response;
   }

@@ -45,21 +45,23 @@ export async function isModernRequest(request: Request, parsed: object): Promise
 /** One request's state the per-request server needs: its meter and what the meter said. */
 interface Exchange {
   readonly meter: ToolCallMeter;
+  /** Runs this request's tools with its caller's scope. */
+  readonly invoker: ToolInvoker;
   outcome?: QuotaOutcome;
 }
 
 export interface ModernEndpoint {
-  answer(request: Request, parsed: object, meter: ToolCallMeter): Promise<Response>;
+  answer(request: Request, parsed: object, meter: ToolCallMeter, invoker: ToolInvoker): Promise<Response>;
 }
 
-export function createModernEndpoint(invoker: ToolInvoker): ModernEndpoint {
+export function createModernEndpoint(): ModernEndpoint {
   // The SDK hands the factory the Request it was given; the exchange rides on it.
   const exchanges = new WeakMap<Request, Exchange>();
   const handler = createMcpHandler(
     ({ requestInfo }) => {
       const exchange = requestInfo ? exchanges.get(requestInfo) : undefined;
       if (!exchange) throw new Error('modern request without an exchange');
-      return createMcpServer(invoker, async () => {
+      return createMcpServer(exchange.invoker, async () => {
         exchange.outcome = await exchange.meter();
         if (!exchange.outcome.allowed) throw new QuotaRefused('quota');
       });
@@ -69,10 +71,10 @@ export function createModernEndpoint(invoker: ToolInvoker): ModernEndpoint {
   );
 
   return {
-    async answer(request, parsed, meter) {
+    async answer(request, parsed, meter, invoker) {
       const listen = endedSubscription(request, parsed);
       if (listen) return listen;
-      const exchange: Exchange = { meter };
+      const exchange: Exchange = { meter, invoker };
       exchanges.set(request, exchange);
       const response = await handler.fetch(request, { parsedBody: parsed });
       const outcome = exchange.outcome;

@@ -1,8 +1,9 @@
 /**
- * Maintains the BM25 side tables (`record_terms`, `term_stats`, `corpus_stats`)
+ * Maintains the BM25 side tables (`record_terms`, `collection_term_stats`, `collection_stats`)
  * for a set of records, in a few set-based statements whatever the set's size.
  * Only approved records are indexed, so document frequencies, the record count and
- * the average length always describe exactly what search can return. Call it in
+ * the average length always describe exactly what search can return; they are kept
+ * per collection (schema/012_collections.sql), and a search sums the caller's. Call it in
  * the same transaction as any change to those records' text or status; it is
  * idempotent.
  *
@@ -31,44 +32,54 @@ const IDS = uuidSet(1);
 export async function reindexRecords(tx: Sql, recordIds: readonly string[]): Promise<void> {
   if (recordIds.length === 0) return;
   const ids = JSON.stringify(recordIds);
-  // Take the records out of the statistics (nothing happens for one that was not indexed).
-  await tx.query(
-    `WITH old AS (DELETE FROM record_terms WHERE record_id = ANY (${IDS}) RETURNING record_id, lexeme, doc_len),
-          per_term AS (SELECT lexeme, count(*) AS n FROM old GROUP BY lexeme),
-          dec AS (UPDATE term_stats t SET df = t.df - p.n FROM per_term p WHERE t.lexeme = p.lexeme RETURNING 1),
-          docs AS (SELECT record_id, max(doc_len) AS dl FROM old GROUP BY record_id)
-     UPDATE corpus_stats
-        SET n = n - (SELECT count(*) FROM docs), total_len = total_len - coalesce((SELECT sum(dl) FROM docs), 0)
-      WHERE id = 1`,
+  // Take the records out of their collections' statistics (nothing happens for one that was not
+  // indexed); the collections they were counted in come back, for the phrasing masses below.
+  const [out] = await tx.query<{ collections: number[] | null }>(
+    `WITH old AS (DELETE FROM record_terms WHERE record_id = ANY (${IDS}) RETURNING record_id, collection_id, lexeme, doc_len),
+          per_term AS (SELECT lexeme, collection_id, count(*) AS n FROM old GROUP BY lexeme, collection_id),
+          dec AS (UPDATE collection_term_stats t SET df = t.df - p.n FROM per_term p
+                   WHERE t.lexeme = p.lexeme AND t.collection_id = p.collection_id RETURNING 1),
+          docs AS (SELECT collection_id, count(*) AS n, sum(dl) AS len
+                     FROM (SELECT record_id, collection_id, max(doc_len) AS dl FROM old GROUP BY record_id, collection_id) d
+                    GROUP BY collection_id),
+          stats AS (UPDATE collection_stats c SET n = c.n - docs.n, total_len = c.total_len - docs.len
+                      FROM docs WHERE c.collection_id = docs.collection_id RETURNING 1)
+     SELECT coalesce(jsonb_agg(collection_id), '[]'::jsonb) AS collections FROM docs`,
     [ids],
+    { json: ['collections'] },
   );
   // record_phrasings and record_phrase_terms (schema/005_asked_as_and_relevance.sql).
   await tx.query(`SELECT chatctx_index_phrasings(${IDS})`, [ids]);
   // Lexemes whose df fell to 0 keep their row: a zero df reads exactly like an absent
   // one, and sweeping them would scan the whole table on every change.
-  // Put back the approved ones.
-  await tx.query(
+  // Put back the approved ones, each in its record's collection.
+  const [back] = await tx.query<{ collections: number[] | null }>(
     `WITH fields AS (
-            SELECT r.id AS record_id, u.lexeme, (SELECT sum(${WEIGHT_SQL}) FROM unnest(u.weights) w) AS tf
+            SELECT r.id AS record_id, r.collection_id, u.lexeme, (SELECT sum(${WEIGHT_SQL}) FROM unnest(u.weights) w) AS tf
               FROM records r, unnest(r.search_vector) u
              WHERE r.id = ANY (${IDS}) AND r.status = 'approved'
             UNION ALL
-            SELECT r.id, u.lexeme, ${FIELD_WEIGHTS.asked} * cardinality(u.positions)
+            SELECT r.id, r.collection_id, u.lexeme, ${FIELD_WEIGHTS.asked} * cardinality(u.positions)
               FROM records r, unnest(r.asked_vector) u
              WHERE r.id = ANY (${IDS}) AND r.status = 'approved'),
-          terms AS (SELECT record_id, lexeme, sum(tf) AS tf FROM fields GROUP BY record_id, lexeme),
-          lens AS (SELECT record_id, sum(tf) AS dl FROM terms GROUP BY record_id),
-          ins AS (INSERT INTO record_terms (lexeme, record_id, tf, doc_len)
-                  SELECT t.lexeme, t.record_id, t.tf, l.dl FROM terms t JOIN lens l USING (record_id)
-                   ORDER BY t.lexeme, t.record_id RETURNING lexeme),
-          inc AS (INSERT INTO term_stats (lexeme, df) SELECT lexeme, count(*) FROM ins GROUP BY lexeme
-                  ON CONFLICT (lexeme) DO UPDATE SET df = term_stats.df + excluded.df RETURNING 1)
-     UPDATE corpus_stats
-        SET n = n + (SELECT count(*) FROM lens), total_len = total_len + coalesce((SELECT sum(dl) FROM lens), 0)
-      WHERE id = 1`,
+          terms AS (SELECT record_id, collection_id, lexeme, sum(tf) AS tf FROM fields GROUP BY record_id, collection_id, lexeme),
+          lens AS (SELECT record_id, collection_id, sum(tf) AS dl FROM terms GROUP BY record_id, collection_id),
+          ins AS (INSERT INTO record_terms (lexeme, record_id, collection_id, tf, doc_len)
+                  SELECT t.lexeme, t.record_id, t.collection_id, t.tf, l.dl FROM terms t JOIN lens l USING (record_id, collection_id)
+                   ORDER BY t.lexeme, t.record_id RETURNING lexeme, collection_id),
+          inc AS (INSERT INTO collection_term_stats (lexeme, collection_id, df) SELECT lexeme, collection_id, count(*) FROM ins GROUP BY lexeme, collection_id
+                  ON CONFLICT (lexeme, collection_id) DO UPDATE SET df = collection_term_stats.df + excluded.df RETURNING 1),
+          docs AS (SELECT collection_id, count(*) AS n, sum(dl) AS len FROM lens GROUP BY collection_id),
+          stats AS (INSERT INTO collection_stats (collection_id, n, total_len) SELECT collection_id, n, len FROM docs
+                    ON CONFLICT (collection_id) DO UPDATE SET n = collection_stats.n + excluded.n, total_len = collection_stats.total_len + excluded.total_len
+                    RETURNING 1)
+     SELECT coalesce(jsonb_agg(collection_id), '[]'::jsonb) AS collections FROM docs`,
     [ids],
+    { json: ['collections'] },
   );
-  // n and df moved, so every phrasing's IDF mass did: recomputed whole (one statement; a
-  // corpus of thousands of records takes a moment, and this is owner work, not a search).
-  await tx.query('SELECT chatctx_refresh_phrase_masses()');
+  // n and df moved in those collections, so every phrasing's IDF mass there did: recomputed for
+  // each of their records (one statement; thousands of records take a moment, and this is owner
+  // work, not a search). A collection untouched keeps its masses.
+  const touched = [...new Set([...(out?.collections ?? []), ...(back?.collections ?? [])])];
+  if (touched.length > 0) await tx.query('SELECT chatctx_refresh_phrase_masses(ARRAY(SELECT jsonb_array_elements_text($1::jsonb)::int))', [JSON.stringify(touched)]);
 }

@@ -77,13 +77,16 @@ async function selectApproved(sql: Sql, condition: string, params: readonly stri
   });
 }
 
+/** `$n` as the caller's collection ids (a jsonb array), which a record must be in to be seen. */
+const inCollections = (n: number, alias = 'r') => `${alias}.collection_id = ANY (ARRAY(SELECT jsonb_array_elements_text($${n}::jsonb)::int))`;
+
 /** `$1` the identifiers as slugs, `$2` those that are uuids as ids: each probes its own index. */
 const BY_SLUG_OR_ID = `(r.slug = ANY (${textSet(1)}) OR r.id = ANY (${uuidSet(2)}))`;
 const slugOrIdParams = (identifiers: readonly string[]) => [JSON.stringify(identifiers), recordIdsParam(identifiers)];
 
-/** Approved records whose id or slug is in `identifiers`, keyed by both. */
-export async function findApprovedRecords(sql: Sql, identifiers: readonly string[]): Promise<Map<string, StoredRecord>> {
-  const records = await selectApproved(sql, BY_SLUG_OR_ID, slugOrIdParams(identifiers));
+/** Approved records of these collections whose id or slug is in `identifiers`, keyed by both (a record in another collection reads as unknown). */
+export async function findApprovedRecords(sql: Sql, identifiers: readonly string[], collections: readonly number[]): Promise<Map<string, StoredRecord>> {
+  const records = await selectApproved(sql, `${BY_SLUG_OR_ID} AND ${inCollections(3)}`, [...slugOrIdParams(identifiers), JSON.stringify(collections)]);
   const found = new Map<string, StoredRecord>();
   for (const record of records) {
     found.set(record.slug, record);
@@ -100,16 +103,17 @@ export async function loadApprovedByIds(sql: Sql, ids: readonly string[]): Promi
 
 /**
  * For identifiers of deprecated records that name an approved successor: the
- * successor's slug, keyed by the identifier as asked (slug or id).
+ * successor's slug, keyed by the identifier as asked (slug or id). Both must be in
+ * the caller's collections: otherwise the identifier reads as unknown.
  */
-export async function findSuccessors(sql: Sql, identifiers: readonly string[]): Promise<Map<string, string>> {
+export async function findSuccessors(sql: Sql, identifiers: readonly string[], collections: readonly number[]): Promise<Map<string, string>> {
   if (identifiers.length === 0) return new Map();
   const rows = await sql.query<{ slug: string; id: string; successor: string }>(
     `SELECT r.slug, r.id::text AS id, s.slug AS successor
        FROM records r JOIN records s ON s.id = r.superseded_by
       WHERE r.status = 'deprecated' AND s.status = 'approved'
-        AND ${BY_SLUG_OR_ID}`,
-    slugOrIdParams(identifiers),
+        AND ${BY_SLUG_OR_ID} AND ${inCollections(3)} AND ${inCollections(3, 's')}`,
+    [...slugOrIdParams(identifiers), JSON.stringify(collections)],
   );
   const found = new Map<string, string>();
   for (const row of rows) {
@@ -126,13 +130,16 @@ export interface Coverage {
   topics: Map<string, number>;
 }
 
-/** How many approved records each technology and topic has: what the corpus covers. */
-export async function approvedCoverage(sql: Sql): Promise<Coverage> {
+/** How many approved records of these collections each technology and topic has: what they cover. */
+export async function approvedCoverage(sql: Sql, collections: readonly number[]): Promise<Coverage> {
   const rows = await sql.query<{ kind: string; name: string; n: number }>(
-    `SELECT 'technology' AS kind, a.name, count(DISTINCT a.record_id)::int AS n
-       FROM record_applies_to a JOIN records r ON r.id = a.record_id WHERE r.status = 'approved' GROUP BY a.name
+    `WITH visible AS (SELECT r.id, r.topic FROM records r
+                       WHERE r.status = 'approved' AND r.collection_id = ANY (ARRAY(SELECT jsonb_array_elements_text($1::jsonb)::int)))
+     SELECT 'technology' AS kind, a.name, count(DISTINCT a.record_id)::int AS n
+       FROM record_applies_to a JOIN visible v ON v.id = a.record_id GROUP BY a.name
      UNION ALL
-     SELECT 'topic', topic, count(*)::int FROM records WHERE status = 'approved' GROUP BY topic`,
+     SELECT 'topic', topic, count(*)::int FROM visible GROUP BY topic`,
+    [JSON.stringify(collections)],
   );
   const pick = (kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.n]));
   return { technologies: pick('technology'), topics: pick('topic') };

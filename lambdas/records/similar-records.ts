@@ -4,7 +4,7 @@
  * keyword machinery: the same Postgres `english` analyzer (stemming, stop words)
  * over the same fields the engine weights highest (title, summary and
  * recommendation: the A and B weights of `records.search_vector`), and the same
- * inverse document frequencies (`term_stats`, `corpus_stats`) BM25 ranks with.
+ * inverse document frequencies BM25 ranks with (summed over every collection).
  * Each side is a vector of (1 + ln tf) × idf over its lexemes; the similarity is
  * their cosine, 1 for the same text and near 0 for unrelated ones. Symmetric, so a
  * long record does not "contain" a short candidate the way a search match would.
@@ -46,7 +46,7 @@ const PAIRS_PER_CANDIDATE = 25;
  * stored version (`own`, found by slug) is left out.
  */
 const SIMILAR = `
-WITH stats AS (SELECT greatest(n, 1) AS n FROM corpus_stats WHERE id = 1),
+WITH stats AS (SELECT greatest(coalesce(sum(n), 0), 1) AS n FROM collection_stats),
 cand AS (
   SELECT (t.ord - 1)::int AS i, t.item ->> 'slug' AS slug, u.lexeme, 1 + ln(coalesce(array_length(u.positions, 1), 1)) AS tf
     FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS t(item, ord),
@@ -54,7 +54,7 @@ cand AS (
 ),
 cand_w AS (
   SELECT c.i, c.slug, c.lexeme, c.tf * ln(1 + (s.n - coalesce(ts.df, 0) + 0.5) / (coalesce(ts.df, 0) + 0.5)) AS w
-    FROM cand c CROSS JOIN stats s LEFT JOIN term_stats ts ON ts.lexeme = c.lexeme
+    FROM cand c CROSS JOIN stats s LEFT JOIN LATERAL (SELECT sum(x.df) AS df FROM collection_term_stats x WHERE x.lexeme = c.lexeme) ts ON true
 ),
 keyed AS (
   SELECT i, slug, lexeme, w FROM (SELECT i, slug, lexeme, w, row_number() OVER (PARTITION BY i ORDER BY w DESC, lexeme) AS k FROM cand_w) x
@@ -83,7 +83,7 @@ rec AS (
 ),
 rec_w AS (
   SELECT r.id, r.lexeme, r.tf * ln(1 + (s.n - coalesce(ts.df, 0) + 0.5) / (coalesce(ts.df, 0) + 0.5)) AS w
-    FROM rec r CROSS JOIN stats s LEFT JOIN term_stats ts ON ts.lexeme = r.lexeme
+    FROM rec r CROSS JOIN stats s LEFT JOIN LATERAL (SELECT sum(x.df) AS df FROM collection_term_stats x WHERE x.lexeme = r.lexeme) ts ON true
 ),
 cand_norm AS (SELECT i, sqrt(sum(w ^ 2)) AS norm FROM cand_w GROUP BY i),
 rec_norm AS (SELECT id, sqrt(sum(w ^ 2)) AS norm FROM rec_w GROUP BY id),

@@ -1,6 +1,8 @@
 /**
- * Candidate retrieval for one query, in one statement (`chatctx_candidates`,
- * schema/005_asked_as_and_relevance.sql):
+ * Candidate retrieval for one query among the caller's collections, in one statement
+ * (`chatctx_candidates`, schema/012_collections.sql; the collections filter the rows
+ * each side reads and the statistics BM25 uses, so nothing outside them can move a
+ * score, a count or the pool):
  *
  * - Keyword: Okapi BM25 computed in SQL from the side tables `records/bm25-index.ts`
  *   maintains, with OR semantics (any query word can match). Postgres' own
@@ -25,6 +27,7 @@
  */
 import type { Sql } from '../ports/sql.ts';
 import type { QueryGroup } from './query-analysis.ts';
+import { PUBLIC_COLLECTION_ID } from '../auth/caller-scope.ts';
 
 /** BM25 parameters: Anserini's defaults for BEIR (k1 0.9, b 0.4). */
 const BM25_K1 = 0.9;
@@ -36,6 +39,12 @@ export type QueryVector = { readonly cacheKey: string; readonly literal?: string
 export interface CandidateFilter {
   /** Canonical technology names; when set, only records that apply to one of them. */
   readonly technologies?: readonly string[];
+  /**
+   * The caller's collection ids: every candidate, every statistic (BM25's N, document
+   * frequencies, average length) and every count comes from them alone, inside the
+   * statement. @default public only
+   */
+  readonly collections?: readonly number[];
 }
 
 export interface KeywordHit {
@@ -116,7 +125,8 @@ export async function searchCandidates(sql: Sql, query: KeywordQuery, vector: Qu
   // passages. Alone, it must fill the pool itself.
   const passages = options.keyword ? Math.max(DENSE_PASSAGES, Math.ceil(options.pool * 0.8)) : Math.max(DENSE_PASSAGES, options.pool * 2);
   const rows = await sql.query<Row>(
-    'SELECT * FROM chatctx_candidates($1, $2::jsonb, $3::vector, $4, $5::jsonb, $6::int, $7::int, $8::float8, $9::float8, $10::boolean)',
+    `SELECT * FROM chatctx_candidates($1, $2::jsonb, $3::vector, $4, $5::jsonb, ARRAY(SELECT jsonb_array_elements_text($11::jsonb)::int),
+                                      $6::int, $7::int, $8::float8, $9::float8, $10::boolean)`,
     [
       query.text,
       JSON.stringify(query.groups.map((g) => ({ text: g.text, weight: g.weight }))),
@@ -128,6 +138,7 @@ export async function searchCandidates(sql: Sql, query: KeywordQuery, vector: Qu
       BM25_K1,
       BM25_B,
       options.keyword,
+      JSON.stringify(options.filter.collections ?? [PUBLIC_COLLECTION_ID]),
     ],
     { json: ['detail'] },
   );

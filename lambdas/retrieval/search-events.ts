@@ -24,6 +24,8 @@ export interface SearchEvent {
   readonly degraded: boolean;
   /** The ids of the records returned, in order (the records most shown, `analytics.report`). */
   readonly result_ids: readonly string[];
+  /** The collection ids the caller saw (never which key it was); public when absent. */
+  readonly collections?: readonly number[];
 }
 
 export interface SearchEventSink {
@@ -34,14 +36,15 @@ export interface SearchEventSink {
 async function writeSearchEvents(sql: Sql, events: readonly SearchEvent[]): Promise<void> {
   if (events.length === 0) return;
   await sql.query(
-    `INSERT INTO search_events (query_hash, topics, technologies, mode, result_count, degraded, result_ids)
+    `INSERT INTO search_events (query_hash, topics, technologies, mode, result_count, degraded, result_ids, collections)
      SELECT e.query_hash,
             ARRAY(SELECT jsonb_array_elements_text(e.topics)),
             ARRAY(SELECT jsonb_array_elements_text(e.technologies)),
             e.mode, e.result_count, e.degraded,
-            ARRAY(SELECT jsonb_array_elements_text(coalesce(e.result_ids, '[]'::jsonb))::uuid)
+            ARRAY(SELECT jsonb_array_elements_text(coalesce(e.result_ids, '[]'::jsonb))::uuid),
+            ARRAY(SELECT jsonb_array_elements_text(coalesce(e.collections, '[1]'::jsonb))::int)
        FROM jsonb_to_recordset($1::jsonb)
-         AS e(query_hash text, topics jsonb, technologies jsonb, mode text, result_count int, degraded boolean, result_ids jsonb)`,
+         AS e(query_hash text, topics jsonb, technologies jsonb, mode text, result_count int, degraded boolean, result_ids jsonb, collections jsonb)`,
     [JSON.stringify(events)],
   );
 }

@@ -27,6 +27,7 @@ import { rerankedSelection, type RerankStep } from './reranking.ts';
 import { noMatchSuggestions } from './no-match.ts';
 import type { SearchCache } from './search-cache.ts';
 import { DirectSearchEvents, type SearchEventSink } from './search-events.ts';
+import { GUEST_SCOPE, collectionsKey, type CallerScope } from '../auth/caller-scope.ts';
 
 export interface SearchDeps {
   readonly sql: Sql;
@@ -70,17 +71,22 @@ export const CANDIDATE_POOL = 50;
 /** Candidates below the threshold whose technologies and topics a `no_match` names as the closest coverage. */
 const NEAR_CANDIDATES = 3;
 
-export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeInput): Promise<SearchKnowledgeOutput> {
+/**
+ * Answers one search as `scope` sees the store: only its collections are searched, counted and
+ * suggested from, and a kept answer is kept per set of collections, so an answer computed for a
+ * wider scope is never served to a narrower one.
+ */
+export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeInput, scope: CallerScope = GUEST_SCOPE): Promise<SearchKnowledgeOutput> {
   const pepper = await deps.secrets.pepper();
   const generation = await deps.cache?.current(deps.sql);
-  // The models that shape an answer key it: the encoder's, and the reranker's when there is one.
+  // The models that shape an answer key it (the encoder's, and the reranker's when there is one), and the collections searched.
   const models = [deps.embedder?.model ?? 'none', ...(deps.reranker ? [deps.reranker.model] : [])].join('+');
-  const key = generation === undefined ? undefined : hashSearchInput(pepper, models, input);
+  const key = generation === undefined ? undefined : hashSearchInput(pepper, `${models}\u0000collections:${collectionsKey(scope)}`, input);
   const kept = key === undefined ? undefined : deps.cache!.answer(generation!, key);
   // A repeated question gets the answer it got in this corpus generation, and runs no encoder.
   const output: SearchKnowledgeOutput = kept
     ? { ...kept, retrieval: { ...kept.retrieval, embedding_cache: kept.retrieval.embedding_cache ? 'hit' : undefined } }
-    : await answer(deps, input, generation);
+    : await answer(deps, input, generation, scope);
   // Degraded answers are not kept, so a recovered embedder or reranker is used at once.
   if (!kept && key !== undefined && !output.retrieval.degraded) deps.cache!.keepAnswer(generation!, key, output);
 
@@ -93,6 +99,7 @@ export async function searchKnowledge(deps: SearchDeps, input: SearchKnowledgeIn
     result_count: output.results.length,
     degraded: output.retrieval.degraded,
     result_ids: output.results.map((r) => r.id),
+    collections: scope.collections,
   });
   deps.logger.info('search', {
     mode: output.retrieval.mode,
@@ -117,17 +124,18 @@ async function searchSettings(deps: SearchDeps, generation: number | undefined):
 
 const COVERAGE_KEY = 'coverage';
 
-/** What the corpus covers, which a no_match answer lists (one read per generation, or per answer without a cache). */
-function corpusCoverage(deps: SearchDeps, generation: number | undefined) {
-  return generation === undefined ? approvedCoverage(deps.sql) : deps.cache!.perGeneration(COVERAGE_KEY, generation, () => approvedCoverage(deps.sql));
+/** What the caller's collections cover, which a no_match answer lists (one read per generation and set of collections, or per answer without a cache). */
+function corpusCoverage(deps: SearchDeps, generation: number | undefined, scope: CallerScope) {
+  const read = () => approvedCoverage(deps.sql, scope.collections);
+  return generation === undefined ? read() : deps.cache!.perGeneration(`${COVERAGE_KEY} ${collectionsKey(scope)}`, generation, read);
 }
 
 /** Retrieval, applicability, the relevance profile and shaping: the answer itself. */
-async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation: number | undefined): Promise<SearchKnowledgeOutput> {
+async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation: number | undefined, scope: CallerScope): Promise<SearchKnowledgeOutput> {
   const { synonyms, profiles } = await searchSettings(deps, generation);
   // Optimistically by cache key: one statement when the embedding is cached, the encoder and a second one when not.
   let embedding = await cachedQueryEmbedding(deps, input.query);
-  const options = { mode: 'hybrid' as const, filter: {}, pool: CANDIDATE_POOL, synonyms };
+  const options = { mode: 'hybrid' as const, filter: { collections: scope.collections }, pool: CANDIDATE_POOL, synonyms };
   let ranking = await rankCandidates(deps.sql, input.query, embedding.vector, options);
   if (ranking.vectorMissing) {
     embedding = await embedNewQuery(deps, input.query, embedding.vector?.cacheKey);
@@ -176,7 +184,7 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
             judged: judgeCandidates(ranking, records, context, profile),
             threshold: profile.threshold,
             near: ranking.candidates.slice(0, NEAR_CANDIDATES).flatMap((c) => records.get(c.id) ?? []),
-            coverage: await corpusCoverage(deps, generation),
+            coverage: await corpusCoverage(deps, generation, scope),
           })
         : [],
   };

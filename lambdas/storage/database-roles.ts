@@ -18,12 +18,13 @@ import type { RoleCredentials } from '../ports/secrets.ts';
 const PRIVILEGES = {
   /**
    * search_knowledge: read guidance and retrieval tables (with the owner's synonyms and
-   * the calibrated relevance profiles), write analytics and the query-embedding cache,
+   * the calibrated relevance profiles, and the per-collection statistics; never the
+   * collections' names or the keys' scopes: the gateway sends the caller's collection ids), write analytics and the query-embedding cache,
    * and delete analytics past their retention (by age only: it may read no column of
    * search_events but the time).
    */
   search: [
-    'SELECT ON records, record_applies_to, record_sources, record_terms, term_stats, corpus_stats, record_passages',
+    'SELECT ON records, record_applies_to, record_sources, record_terms, collection_term_stats, collection_stats, corpus_stats, record_passages',
     'SELECT ON query_synonyms, relevance_profiles, record_phrase_terms, record_phrase_mass',
     'SELECT (url, excerpt_hash, status, checked_at) ON source_checks',
     'SELECT, INSERT, UPDATE ON embedding_cache',
@@ -33,16 +34,17 @@ const PRIVILEGES = {
   ],
   /** get_guidance: read approved records and their children, and how their quoted evidence stands. */
   reader: ['SELECT ON records, record_applies_to, record_sources', 'SELECT (url, excerpt_hash, status, checked_at) ON source_checks'],
-  /** submit_feedback: insert feedback, and check that the record it names is approved (three columns, no text). */
-  feedback: ['INSERT ON feedback', 'SELECT (id, slug, status) ON records'],
+  /** submit_feedback: insert feedback, and check that the record it names is approved and visible to the caller (four columns, no text). */
+  feedback: ['INSERT ON feedback', 'SELECT (id, slug, status, collection_id) ON records'],
   /**
-   * MCP gateway: look up a key by its hash (or, for an OAuth access token, its id) and stamp its last use (to the
+   * MCP gateway: look up a key by its hash (or, for an OAuth access token, its id) with its scopes (which collections it
+   * sees, whether it may send feedback: the tools are told them, never the key) and stamp its last use (to the
    * hour, only when the hour changed); keep OAuth registrations, codes, refresh tokens and token families: write
    * them, read them, delete them when expired; update only what their life needs (a registration's confirmation,
    * the use counts of codes and refresh tokens, a family's expiry and revocation).
    */
   gateway: [
-    'SELECT (id, key_hash, daily_quota, revoked_at, last_used_at) ON api_keys',
+    'SELECT (id, key_hash, daily_quota, revoked_at, last_used_at, collections, may_submit_feedback) ON api_keys',
     'UPDATE (last_used_at) ON api_keys',
     'SELECT, INSERT, DELETE ON oauth_clients, oauth_codes, oauth_refresh_tokens, oauth_families',
     'UPDATE (confirmed_at, expires_at) ON oauth_clients',

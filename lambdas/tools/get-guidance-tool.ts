@@ -9,12 +9,15 @@ import type { Logger } from '../ports/logger.ts';
 import { findApprovedRecords, findSuccessors } from '../records/record-read.ts';
 import { shapeRecord, withEvidenceStanding } from '../records/record-shape.ts';
 import { parseArguments } from './tool-result.ts';
+import { GUEST_SCOPE } from '../auth/caller-scope.ts';
 import { guardedTool, type ToolHandler } from './guarded-tool.ts';
 
 export function getGuidanceTool(deps: { sql: Sql; logger: Logger; driftDemotesConfidence?: boolean }): ToolHandler {
-  return guardedTool('get_guidance', deps.logger, async (args) => {
+  return guardedTool('get_guidance', deps.logger, async (args, call) => {
     const input = parseArguments(getGuidanceInput, args);
-    const found = await findApprovedRecords(deps.sql, input.ids);
+    // A record outside the caller's collections is missing, exactly like an unknown one.
+    const collections = (call.scope ?? GUEST_SCOPE).collections;
+    const found = await findApprovedRecords(deps.sql, input.ids, collections);
     const results = [];
     const missing: string[] = [];
     const returned = new Set<string>();
@@ -28,7 +31,7 @@ export function getGuidanceTool(deps: { sql: Sql; logger: Logger; driftDemotesCo
       }
     }
     // A withdrawn record that names its successor says so, so the agent can ask for that one instead.
-    const successors = await findSuccessors(deps.sql, missing);
+    const successors = await findSuccessors(deps.sql, missing, collections);
     return successors.size > 0 ? { results, missing, superseded_by: Object.fromEntries(successors) } : { results, missing };
   });
 }

@@ -9,12 +9,15 @@ import { errorKind } from '../observability/logger.ts';
 import type { ToolDefinition } from '../../schema/tools.ts';
 import type { ToolCallResult } from '../ports/tool-invoker.ts';
 import { toolError, toolErrorCode, toolSuccess } from './tool-result.ts';
+import type { CallerScope } from '../ports/tool-invoker.ts';
 
 export type ToolName = ToolDefinition['name'];
 /** What a tool knows about the call besides its arguments. */
 export interface ToolCall {
   /** See `ToolInvocation.idempotencyKey`. */
   readonly idempotencyKey?: string;
+  /** What the caller may see and do. @default a guest's (`GUEST_SCOPE`) */
+  readonly scope?: CallerScope;
 }
 export type ToolHandler = (args: unknown, call?: ToolCall) => Promise<ToolCallResult>;
 

@@ -12,6 +12,6 @@ export class InProcessToolInvoker implements ToolInvoker {
   async invoke(invocation: ToolInvocation): Promise<ToolCallResult> {
     const handler = this.handlers[invocation.name as ToolName];
     if (!handler) throw new Error(`No handler for tool ${invocation.name}`);
-    return handler(invocation.arguments, { idempotencyKey: invocation.idempotencyKey });
+    return handler(invocation.arguments, { idempotencyKey: invocation.idempotencyKey, scope: invocation.scope });
   }
 }

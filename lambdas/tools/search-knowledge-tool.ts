@@ -7,5 +7,5 @@ import { parseArguments } from './tool-result.ts';
 import { guardedTool, type ToolHandler } from './guarded-tool.ts';
 
 export function searchKnowledgeTool(deps: SearchDeps): ToolHandler {
-  return guardedTool('search_knowledge', deps.logger, (args) => searchKnowledge(deps, parseArguments(searchKnowledgeInput, args)));
+  return guardedTool('search_knowledge', deps.logger, (args, call) => searchKnowledge(deps, parseArguments(searchKnowledgeInput, args), call.scope));
 }

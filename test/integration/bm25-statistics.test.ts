@@ -53,9 +53,13 @@ async function maintained() {
     'SELECT lexeme, record_id::text AS record_id, tf FROM record_terms ORDER BY 1, 2',
   );
   const df = new Map(
-    (await store.sql.query<{ lexeme: string; df: number }>('SELECT lexeme, df FROM term_stats WHERE df > 0')).map((r) => [r.lexeme, r.df]),
+    (
+      await store.sql.query<{ lexeme: string; df: number }>('SELECT lexeme, sum(df)::int AS df FROM collection_term_stats GROUP BY lexeme HAVING sum(df) > 0')
+    ).map((r) => [r.lexeme, r.df]),
   );
-  const [stats] = (await store.sql.query<{ n: number; total_len: number }>('SELECT n, total_len FROM corpus_stats')) as [{ n: number; total_len: number }];
+  const [stats] = (await store.sql.query<{ n: number; total_len: number }>(
+    'SELECT coalesce(sum(n), 0)::int AS n, coalesce(sum(total_len), 0) AS total_len FROM collection_stats',
+  )) as [{ n: number; total_len: number }];
   return { terms, df, n: stats.n, totalLen: Number(stats.total_len) };
 }
 
@@ -81,9 +85,9 @@ const phraseMassesFromScratch = async () =>
        FROM records r
             CROSS JOIN LATERAL (SELECT r.title AS t, 0::bigint AS ord UNION ALL SELECT e.value, e.ord FROM jsonb_array_elements_text(r.asked_as) WITH ORDINALITY e(value, ord)) x
             CROSS JOIN LATERAL (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', x.t)) u) w
-            CROSS JOIN corpus_stats c
-            LEFT JOIN term_stats ts ON ts.lexeme = w.lexeme
-      WHERE r.status = 'approved' AND c.id = 1
+            JOIN collection_stats c ON c.collection_id = r.collection_id
+            LEFT JOIN collection_term_stats ts ON ts.lexeme = w.lexeme AND ts.collection_id = r.collection_id
+      WHERE r.status = 'approved'
       GROUP BY r.id, x.ord ORDER BY 1`,
   );
 
@@ -114,7 +118,7 @@ const phrasingsFromScratch = async () =>
   ).map((r) => r.p);
 
 const df = async (lexeme: string) =>
-  (await store.sql.query<{ df: number }>('SELECT df FROM term_stats WHERE lexeme = $1', [lexeme]))[0]?.df ?? 0;
+  (await store.sql.query<{ df: number }>('SELECT sum(df)::int AS df FROM collection_term_stats WHERE lexeme = $1', [lexeme]))[0]?.df ?? 0;
 
 let starterCount = 0;
 

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
 import { feedbackIdFor, storeFeedback } from '../../lambdas/feedback/feedback-repository.ts';
 import type { Sql } from '../../lambdas/ports/sql.ts';
+import { GUEST_SCOPE } from '../../lambdas/auth/caller-scope.ts';
 
 const ROLE = 'feedback_only_test';
 let store: MemoryStore;
@@ -38,7 +39,7 @@ describe('storeFeedback', () => {
     const key = randomUUID();
     const input = { category: 'outdated', source: 'get_guidance', record: 'hash-passwords-with-argon2id-or-bcrypt' } as const;
     const answers = [];
-    for (let i = 0; i < 3; i++) answers.push(await asFeedbackRole((sql) => storeFeedback(sql, input, { idempotencyKey: key })));
+    for (let i = 0; i < 3; i++) answers.push(await asFeedbackRole((sql) => storeFeedback(sql, input, { idempotencyKey: key, scope: GUEST_SCOPE })));
     expect(new Set(answers.map((a) => a.id))).toEqual(new Set([feedbackIdFor(key)]));
     expect(await count()).toBe(before + 1);
   });
@@ -46,15 +47,15 @@ describe('storeFeedback', () => {
   it('stores every call without a key', async () => {
     const before = await count();
     const input = { category: 'helpful', source: 'search_knowledge' } as const;
-    await asFeedbackRole((sql) => storeFeedback(sql, input));
-    await asFeedbackRole((sql) => storeFeedback(sql, input));
+    await asFeedbackRole((sql) => storeFeedback(sql, input, { scope: GUEST_SCOPE }));
+    await asFeedbackRole((sql) => storeFeedback(sql, input, { scope: GUEST_SCOPE }));
     expect(await count()).toBe(before + 2);
   });
 
   it('refuses a record that is not approved and stores nothing', async () => {
     const before = await count();
     await expect(
-      asFeedbackRole((sql) => storeFeedback(sql, { category: 'incorrect', source: 'get_guidance', record: 'no-such-record' }, { idempotencyKey: randomUUID() })),
+      asFeedbackRole((sql) => storeFeedback(sql, { category: 'incorrect', source: 'get_guidance', record: 'no-such-record' }, { idempotencyKey: randomUUID(), scope: GUEST_SCOPE })),
     ).rejects.toMatchObject({ code: 'validation_error' });
     expect(await count()).toBe(before);
   });

@@ -27,6 +27,7 @@ import { storeFeedback } from '../../lambdas/feedback/feedback-repository.ts';
 import { recordsToEmbed } from '../../lambdas/embeddings/record-embeddings.ts';
 import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
 import { createLogger } from '../../lambdas/observability/logger.ts';
+import { GUEST_SCOPE } from '../../lambdas/auth/caller-scope.ts';
 
 const STORED = 5000;
 /** Tables whose size grows with the corpus: reading one whole on every call is what this test forbids. */
@@ -182,8 +183,8 @@ describe(`hot paths with ${STORED} records use their indexes`, () => {
     const scans = await scansOf(async (recording) => {
       await recordHistory(recording, ids[100]!);
       await recordHistory(recording, 'generated-record-100');
-      await storeFeedback(recording, { category: 'helpful', record: ids[101]!, source: 'get_guidance' });
-      await storeFeedback(recording, { category: 'helpful', record: 'generated-record-102', source: 'get_guidance' });
+      await storeFeedback(recording, { category: 'helpful', record: ids[101]!, source: 'get_guidance' }, { scope: GUEST_SCOPE });
+      await storeFeedback(recording, { category: 'helpful', record: 'generated-record-102', source: 'get_guidance' }, { scope: GUEST_SCOPE });
     });
     expect(scans).toEqual([]);
   });

@@ -25,6 +25,7 @@ import type { Logger } from '../../lambdas/ports/logger.ts';
 import { LIMITS } from '../../schema/tools.ts';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
 import { modernBody, modernHeaders } from '../support/dual-era.ts';
+import { GUEST_SCOPE } from '../../lambdas/auth/caller-scope.ts';
 
 const BASE = 'http://127.0.0.1:8787';
 const METADATA = `${BASE}/.well-known/oauth-protected-resource/mcp`;
@@ -219,7 +220,7 @@ describe('the GET stream that is held (the local server)', () => {
 
   it('holds no place for a client that went away while its key was being looked up', async () => {
     const lookups: (() => void)[] = [];
-    const slow: KeyResolver = { resolve: () => new Promise((resolve) => lookups.push(() => resolve({ id: 'k', dailyQuota: null }))) };
+    const slow: KeyResolver = { resolve: () => new Promise((resolve) => lookups.push(() => resolve({ id: 'k', dailyQuota: null, scope: GUEST_SCOPE }))) };
     const { handler } = await handlerWith({ keys: slow, getStream: { mode: 'hold', keepAliveMs: 60_000, maxStreamsPerClient: 1 } });
     const address = freshAddress();
     const gone = new AbortController();

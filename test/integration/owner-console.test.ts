@@ -16,6 +16,7 @@ import { DEFAULT_PROFILES } from '../../lambdas/retrieval/relevance-profiles.ts'
 import { readReviewRules } from '../../lambdas/records/quality-gates.ts';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
 import { reviewedRecord } from '../support/records.ts';
+import { GUEST_SCOPE } from '../../lambdas/auth/caller-scope.ts';
 
 let store: MemoryStore;
 const deps = (): AdminDeps => ({ sql: store.sql, secrets: { pepper: async () => store.pepper } });
@@ -115,8 +116,8 @@ describe('records.queue and records.reject', () => {
 
 describe('feedback.review and feedback.list', () => {
   it('marks feedback reviewed, filters on it, keeps the first time, and refuses unknown ids', async () => {
-    const first = await storeFeedback(store.sql, { category: 'helpful', source: 'search_knowledge' });
-    const second = await storeFeedback(store.sql, { category: 'outdated', source: 'get_guidance', comment: 'old' });
+    const first = await storeFeedback(store.sql, { category: 'helpful', source: 'search_knowledge' }, { scope: GUEST_SCOPE });
+    const second = await storeFeedback(store.sql, { category: 'outdated', source: 'get_guidance', comment: 'old' }, { scope: GUEST_SCOPE });
     const list = (reviewed?: boolean) => run<FeedbackRow[]>({ op: 'feedback.list', ...(reviewed === undefined ? {} : { reviewed }) });
     expect((await list()).map((f) => [f.id, f.reviewed_at])).toEqual([
       [second.id, null],

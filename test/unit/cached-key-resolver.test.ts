@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { CachedKeyResolver } from '../../lambdas/auth/cached-key-resolver.ts';
 import type { ActiveKey } from '../../lambdas/auth/key-repository.ts';
+import { GUEST_SCOPE } from '../../lambdas/auth/caller-scope.ts';
 
 /** A key store that counts lookups; `active` says which keys exist right now. */
 function store(active: Map<string, ActiveKey>) {
@@ -15,11 +16,11 @@ function store(active: Map<string, ActiveKey>) {
 
 describe('CachedKeyResolver', () => {
   it('asks the store again after maxAgeMs, so a revocation takes effect within it', async () => {
-    const active = new Map([['k1', { id: 'a', dailyQuota: null }]]);
+    const active = new Map([['k1', { id: 'a', dailyQuota: null, scope: GUEST_SCOPE }]]);
     const inner = store(active);
     let now = Date.UTC(2026, 2, 2, 10, 0, 0);
     const cache = new CachedKeyResolver(inner, { now: () => now, maxAgeMs: 60_000 });
-    expect(await cache.resolve('k1')).toEqual({ id: 'a', dailyQuota: null });
+    expect(await cache.resolve('k1')).toEqual({ id: 'a', dailyQuota: null, scope: GUEST_SCOPE });
     now += 59_999;
     await cache.resolve('k1');
     expect(inner.lookups).toHaveLength(1);
@@ -31,7 +32,7 @@ describe('CachedKeyResolver', () => {
   });
 
   it('without maxAgeMs keeps a key until the hour changes or forget()', async () => {
-    const inner = store(new Map([['k1', { id: 'a', dailyQuota: 5 }]]));
+    const inner = store(new Map([['k1', { id: 'a', dailyQuota: 5, scope: GUEST_SCOPE }]]));
     let now = Date.UTC(2026, 2, 2, 10, 0, 0);
     const cache = new CachedKeyResolver(inner, { now: () => now });
     await cache.resolve('k1');

@@ -27,7 +27,7 @@ function setUp(outcome: QuotaOutcome = ALLOWED, invoke?: ToolInvoker['invoke']) 
         return { content: [{ type: 'text', text: '{"results":[]}' }], structuredContent: { results: [] } };
       }),
   };
-  const endpoint = createModernEndpoint(invoker);
+  const endpoint = createModernEndpoint();
   const meter = async () => {
     seen.metered += 1;
     return outcome;
@@ -36,7 +36,7 @@ function setUp(outcome: QuotaOutcome = ALLOWED, invoke?: ToolInvoker['invoke']) 
   const ask = (method: string, params: Record<string, unknown> = {}, options: { headers?: Record<string, string>; version?: string; id?: number | string } = {}) => {
     const body = modernBody(method, params, options.id ?? 1, options.version);
     const headers = { ...modernHeaders(method, params.name as string | undefined, options.version), ...options.headers };
-    return endpoint.answer(new Request('http://127.0.0.1:8787/mcp', { method: 'POST', headers, body: JSON.stringify(body) }), body, meter);
+    return endpoint.answer(new Request('http://127.0.0.1:8787/mcp', { method: 'POST', headers, body: JSON.stringify(body) }), body, meter, invoker);
   };
   return { ask, seen };
 }

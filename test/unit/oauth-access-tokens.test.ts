@@ -13,6 +13,7 @@ import { OAuthKeyResolver } from '../../lambdas/oauth/access-token-resolver.ts';
 import { createHmac } from 'node:crypto';
 import { signAccessToken, verifyAccessToken } from '../../lambdas/oauth/oauth-crypto.ts';
 import { derivedKey } from '../../lambdas/privacy/hashing.ts';
+import { GUEST_SCOPE } from '../../lambdas/auth/caller-scope.ts';
 
 const PEPPER = Buffer.alloc(32, 7);
 const NOW = Date.parse('2026-05-01T12:00:00Z');
@@ -21,7 +22,7 @@ const claims = { keyId: 'key-1', audience: AUDIENCE, clientHash: 'c', expiresAt:
 
 function resolverWith(active: Set<string>, clock = { now: NOW }) {
   const lookups: string[] = [];
-  const byId = new CachedKeyResolver({ resolve: async (id: string) => (lookups.push(id), active.has(id) ? { id, dailyQuota: 5 } : undefined) });
+  const byId = new CachedKeyResolver({ resolve: async (id: string) => (lookups.push(id), active.has(id) ? { id, dailyQuota: 5, scope: GUEST_SCOPE } : undefined) });
   const apiKeys = new CachedKeyResolver({ resolve: async (key: string) => (lookups.push(key), undefined) });
   const resolver = new OAuthKeyResolver(apiKeys, byId, { pepper: async () => PEPPER }, () => clock.now);
   return { resolver, lookups, clock };
