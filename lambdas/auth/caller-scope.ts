@@ -12,9 +12,8 @@
  */
 import type { CallerScope } from '../ports/tool-invoker.ts';
 
-/** The collection every store has, which guests see. */
+/** The collection every store has, which guests see (schema/012_collections.sql gives it id 1; `records/collections.ts` names it). */
 export const PUBLIC_COLLECTION_ID = 1;
-export const PUBLIC_COLLECTION = 'public';
 
 /** The scope that lets a key call submit_feedback; no collection may take the name. */
 export const FEEDBACK_SCOPE = 'feedback';

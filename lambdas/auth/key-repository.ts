@@ -9,7 +9,7 @@ import { NotFoundError } from '../errors/app-error.ts';
 import { hashApiKey } from '../privacy/hashing.ts';
 import { asUuid } from '../storage/uuid-text.ts';
 import { generateApiKey } from './api-keys.ts';
-import { callerScope, type CallerScope } from './caller-scope.ts';
+import { GUEST_SCOPE, callerScope, type CallerScope } from './caller-scope.ts';
 
 export interface ApiKeyInfo {
   readonly id: string;
@@ -18,6 +18,10 @@ export interface ApiKeyInfo {
   readonly created_at: string;
   readonly revoked_at: string | null;
   readonly last_used_at: string | null;
+  /** The collection ids the key sees (the admin operations show their names). */
+  readonly collections: number[];
+  /** Whether the key may call submit_feedback. */
+  readonly may_submit_feedback: boolean;
 }
 
 export interface CreatedApiKey extends ApiKeyInfo {
@@ -42,7 +46,8 @@ interface ActiveRow {
 const activeKey = (row: ActiveRow | undefined): ActiveKey | undefined =>
   row ? { id: row.id, dailyQuota: row.daily_quota, scope: callerScope(row.collections, row.may_submit_feedback) } : undefined;
 
-const KEY_COLUMNS = 'id, name, daily_quota, created_at, revoked_at, last_used_at';
+const KEY_COLUMNS = 'id, name, daily_quota, created_at, revoked_at, last_used_at, to_jsonb(collections) AS collections, may_submit_feedback';
+const JSON_COLUMNS = { json: ['collections'] } as const;
 
 export class KeyRepository {
   constructor(
@@ -50,17 +55,35 @@ export class KeyRepository {
     private readonly secrets: Secrets,
   ) {}
 
-  async create(name: string, dailyQuota: number | null): Promise<CreatedApiKey> {
+  /** A new key; `scope` defaults to public only, with feedback (the contract's default). */
+  async create(name: string, dailyQuota: number | null, scope: CallerScope = GUEST_SCOPE): Promise<CreatedApiKey> {
     const key = generateApiKey();
     const [row] = await this.sql.query<ApiKeyInfo>(
-      `INSERT INTO api_keys (id, name, key_hash, daily_quota) VALUES ($1::uuid, $2, $3, $4) RETURNING ${KEY_COLUMNS}`,
-      [randomUUID(), name, hashApiKey(await this.secrets.pepper(), key), dailyQuota],
+      `INSERT INTO api_keys (id, name, key_hash, daily_quota, collections, may_submit_feedback)
+       VALUES ($1::uuid, $2, $3, $4, ARRAY(SELECT jsonb_array_elements_text($5::jsonb)::int), $6) RETURNING ${KEY_COLUMNS}`,
+      [randomUUID(), name, hashApiKey(await this.secrets.pepper(), key), dailyQuota, JSON.stringify(scope.collections), scope.feedback],
+      JSON_COLUMNS,
     );
     return { ...row!, key };
   }
 
   list(): Promise<ApiKeyInfo[]> {
-    return this.sql.query<ApiKeyInfo>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`);
+    return this.sql.query<ApiKeyInfo>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`, [], JSON_COLUMNS);
+  }
+
+  /** Replaces a key's scopes (revoked keys too: the record stays accurate). Its OAuth tokens follow, as they resolve through the key. */
+  setScope(id: string, scope: CallerScope): Promise<ApiKeyInfo> {
+    return this.updateOne(
+      id,
+      `UPDATE api_keys SET collections = ARRAY(SELECT jsonb_array_elements_text($2::jsonb)::int), may_submit_feedback = $3
+        WHERE id = $1::uuid RETURNING ${KEY_COLUMNS}`,
+      [asUuid(id), JSON.stringify(scope.collections), scope.feedback],
+    );
+  }
+
+  /** The key with this id (revoked or not), or a `NotFoundError`. */
+  async get(id: string): Promise<ApiKeyInfo> {
+    return this.updateOne(id, `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1::uuid`, [asUuid(id)]);
   }
 
   /** Revokes a key; `already_revoked` says the key was revoked before (it keeps its first revocation time). */
@@ -68,8 +91,10 @@ export class KeyRepository {
     const [row] = await this.sql.query<ApiKeyInfo & { already_revoked: boolean }>(
       `WITH before AS (SELECT id, revoked_at IS NOT NULL AS already_revoked FROM api_keys WHERE id = $1::uuid)
        UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now()) FROM before WHERE k.id = before.id
-       RETURNING k.id, k.name, k.daily_quota, k.created_at, k.revoked_at, k.last_used_at, before.already_revoked`,
+       RETURNING k.id, k.name, k.daily_quota, k.created_at, k.revoked_at, k.last_used_at,
+                 to_jsonb(k.collections) AS collections, k.may_submit_feedback, before.already_revoked`,
       [asUuid(id)],
+      JSON_COLUMNS,
     );
     if (!row) throw new NotFoundError('No API key has that id.', { id });
     return row;
@@ -109,8 +134,8 @@ export class KeyRepository {
     return activeKey(rows[0]);
   }
 
-  private async updateOne(id: string, statement: string, params: (string | number | null)[]): Promise<ApiKeyInfo> {
-    const [row] = await this.sql.query<ApiKeyInfo>(statement, params);
+  private async updateOne(id: string, statement: string, params: (string | number | boolean | null)[]): Promise<ApiKeyInfo> {
+    const [row] = await this.sql.query<ApiKeyInfo>(statement, params, JSON_COLUMNS);
     if (!row) throw new NotFoundError('No API key has that id.', { id });
     return row;
   }

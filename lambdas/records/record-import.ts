@@ -24,6 +24,7 @@ import type { RecordFile, RecordStatus } from './record-schema.ts';
 import { reindexRecords } from './bm25-index.ts';
 import { canonicalTechnology } from './technology-vocabulary.ts';
 import { textFieldSet, textSet, uuidFieldSet, uuidSet } from './record-identifiers.ts';
+import { PUBLIC_COLLECTION, collectionIds } from './collections.ts';
 import { excerptHash } from './evidence-text.ts';
 
 export interface ImportSummary {
@@ -52,6 +53,13 @@ export interface ImportOptions {
   readonly approve: boolean;
   /** Stored with each approved version; absent for imports that approve nothing. */
   readonly approval?: Approval;
+  /**
+   * The collection new records go into, by name, unless a record names its own
+   * (`collection` in the file). @default public. A record already stored stays in its
+   * collection; naming another for it refuses the import (moving is a reviewed change:
+   * `record-move.ts`).
+   */
+  readonly collection?: string;
 }
 
 /** Records per set of statements: bounded statements, and bounded parameters for the Data API. */
@@ -59,7 +67,7 @@ const CHUNK = 100;
 
 /** Hash of the fields a reader sees; review metadata (status, dates, what it supersedes) is excluded. */
 export function contentHash(record: RecordFile): string {
-  const { id: _id, status: _status, updated_at: _updated, reviewed_at: _reviewed, supersedes: _supersedes, ...content } = record;
+  const { id: _id, status: _status, updated_at: _updated, reviewed_at: _reviewed, supersedes: _supersedes, collection: _collection, ...content } = record;
   return createHash('sha256').update(JSON.stringify(content)).digest('hex');
 }
 
@@ -73,6 +81,7 @@ interface Existing {
   slug: string;
   status: RecordStatus;
   content_hash: string;
+  collection_id: number;
 }
 
 /** What the import does with one record. */
@@ -81,6 +90,8 @@ interface Plan {
   readonly id: string;
   readonly hash: string;
   readonly status: RecordStatus;
+  /** The collection a new record goes into (an existing one keeps its own). */
+  readonly collectionId: number;
   /**
    * insert: new slug; rewrite: changed text; status: same text, new status; stage:
    * changed text of an approved record, kept as its pending revision; keep: nothing to do.
@@ -96,8 +107,12 @@ export async function importRecords(sql: Sql, records: readonly RecordFile[], op
   }
   const summary: ImportSummary = { created: 0, updated: 0, unchanged: 0, approved: 0, candidates: 0, deprecated: 0, staged: 0, slugs: [], changed_ids: [] };
   await sql.transaction(async (tx) => {
+    // Every collection named is resolved first: an unknown name refuses the import before anything is written.
+    const fallback = options.collection ?? PUBLIC_COLLECTION;
+    const ids = await collectionIds(tx, [fallback, ...records.flatMap((r) => (r.collection ? [r.collection] : []))]);
+    const target = (record: RecordFile) => ({ id: ids.get(record.collection ?? fallback)!, named: record.collection ?? options.collection });
     for (let start = 0; start < records.length; start += CHUNK) {
-      const plans = await planChunk(tx, records.slice(start, start + CHUNK), options.approve);
+      const plans = await planChunk(tx, records.slice(start, start + CHUNK), options.approve, target);
       await applyChunk(tx, plans, options);
       for (const plan of plans) tally(summary, plan);
     }
@@ -114,9 +129,14 @@ function tally(summary: ImportSummary, plan: Plan): void {
 }
 
 /** Compares a chunk with the store and decides each record's action; refuses the whole import on a conflict. */
-async function planChunk(tx: Sql, records: readonly RecordFile[], approve: boolean): Promise<Plan[]> {
+async function planChunk(
+  tx: Sql,
+  records: readonly RecordFile[],
+  approve: boolean,
+  target: (record: RecordFile) => { id: number; named: string | undefined },
+): Promise<Plan[]> {
   const rows = await tx.query<Existing>(
-    `SELECT id::text AS id, slug, status, content_hash FROM records WHERE slug = ANY (${textSet(1)})`,
+    `SELECT id::text AS id, slug, status, content_hash, collection_id FROM records WHERE slug = ANY (${textSet(1)})`,
     [JSON.stringify(records.map((r) => r.slug))],
   );
   const existing = new Map(rows.map((row) => [row.slug, row]));
@@ -124,23 +144,31 @@ async function planChunk(tx: Sql, records: readonly RecordFile[], approve: boole
     const hash = contentHash(record);
     const status = targetStatus(record, approve);
     const found = existing.get(record.slug);
-    if (!found) return { record, id: record.id ?? randomUUID(), hash, status, action: 'insert' };
+    const collection = target(record);
+    if (!found) return { record, id: record.id ?? randomUUID(), hash, status, collectionId: collection.id, action: 'insert' };
     if (record.id && found.id !== record.id) {
       throw new ConflictError(`Record "${record.slug}" already exists with another id; nothing was imported.`, { slug: record.slug });
     }
+    if (collection.named !== undefined && Number(found.collection_id) !== collection.id) {
+      throw new ConflictError(
+        `Record "${record.slug}" is stored in another collection than "${collection.named}"; nothing was imported. Moving a record is a reviewed change: \`chatctx records move ${record.slug} --to ${collection.named}\`.`,
+        { slug: record.slug, collection: collection.named },
+      );
+    }
+    const keep = { collectionId: Number(found.collection_id) };
     if (found.content_hash === hash) {
       const changes = found.status !== status && (approve || status === 'deprecated');
-      return { record, id: found.id, hash, status: changes ? status : found.status, action: changes ? 'status' : 'keep' };
+      return { record, id: found.id, hash, status: changes ? status : found.status, ...keep, action: changes ? 'status' : 'keep' };
     }
-    if (found.status === 'approved' && status === 'candidate') return { record, id: found.id, hash, status: 'approved', action: 'stage' };
-    return { record, id: found.id, hash, status, action: 'rewrite' };
+    if (found.status === 'approved' && status === 'candidate') return { record, id: found.id, hash, status: 'approved', ...keep, action: 'stage' };
+    return { record, id: found.id, hash, status, ...keep, action: 'rewrite' };
   });
 }
 
 /** The columns of a record row, as `jsonb_to_recordset` reads them. */
 const RECORD_SET = `jsonb_to_recordset($1::jsonb) AS x(id uuid, slug text, status text, title text, topic text, task_types text[],
   summary text, asked_as jsonb, recommendation text, rationale text, conditions jsonb, exceptions jsonb, pitfalls jsonb, verification_checks jsonb,
-  examples text, confidence text, content_hash text, updated_at timestamptz, reviewed_at date, license text, supersedes jsonb, file text)`;
+  examples text, confidence text, content_hash text, updated_at timestamptz, reviewed_at date, license text, supersedes jsonb, file text, collection_id int)`;
 
 function recordRow(plan: Plan): Record<string, unknown> {
   const r = plan.record;
@@ -167,6 +195,7 @@ function recordRow(plan: Plan): Record<string, unknown> {
     license: r.license ?? null,
     supersedes: r.supersedes,
     file: JSON.stringify(r),
+    collection_id: plan.collectionId,
   };
 }
 
@@ -178,11 +207,11 @@ async function applyChunk(tx: Sql, plans: readonly Plan[], options: ImportOption
     await tx.query(
       `INSERT INTO records (id, slug, status, title, topic, task_types, summary, asked_as, recommendation, rationale, conditions,
               exceptions, pitfalls, verification_checks, examples, confidence, content_hash, updated_at, declared_updated_at,
-              approved_at, reviewed_at, license, supersedes, file, deprecated_at)
+              approved_at, reviewed_at, license, supersedes, file, deprecated_at, collection_id)
        SELECT x.id, x.slug, x.status, x.title, x.topic, x.task_types, x.summary, x.asked_as, x.recommendation, x.rationale, x.conditions,
               x.exceptions, x.pitfalls, x.verification_checks, x.examples, x.confidence, x.content_hash,
               coalesce(x.updated_at, now()), x.updated_at, CASE WHEN x.status = 'approved' THEN now() END,
-              x.reviewed_at, x.license, x.supersedes, x.file, CASE WHEN x.status = 'deprecated' THEN now() END
+              x.reviewed_at, x.license, x.supersedes, x.file, CASE WHEN x.status = 'deprecated' THEN now() END, x.collection_id
          FROM ${RECORD_SET}`,
       [JSON.stringify(inserts.map(recordRow))],
     );

@@ -82,6 +82,12 @@ export const recordFileSchema = z.strictObject({
   reviewed_at: z.iso.date().optional(),
   /** The licence of the record's own text, an SPDX identifier; absent means the store's default. */
   license: z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9.+-]+$/, 'license must be an SPDX identifier such as CC-BY-4.0').optional(),
+  /**
+   * The collection a new record goes into (`collections.ts`); absent, the import's
+   * (`--collection`, else public). Not part of the content: moving a stored record is
+   * `records move`, a reviewed change.
+   */
+  collection: z.string().regex(/^[a-z0-9][a-z0-9-]{0,39}$/, 'collection must be a collection name (lower-case letters, digits, dashes)').optional(),
   /** Slugs of approved records this one replaces: approving it deprecates them and names it their successor. */
   supersedes: z.array(z.string().min(3).max(120)).max(10).default([]),
   sources: z
