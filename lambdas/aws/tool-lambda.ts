@@ -16,7 +16,7 @@ import { lambdaEntry } from './lambda-entry.ts';
 import { TOOL_MARGIN_MS, withInvocationDeadline } from './invocation-deadline.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { ToolCallResult } from '../ports/tool-invoker.ts';
-import type { ToolHandler } from '../tools/guarded-tool.ts';
+import type { ToolCall, ToolHandler } from '../tools/guarded-tool.ts';
 import type { Environment } from '../config/settings.ts';
 import { GUEST_SCOPE, callerScope, type CallerScope } from '../auth/caller-scope.ts';
 
@@ -40,13 +40,16 @@ export function toolLambda(serviceName: string, build: (env: Environment, logger
         tool ??= build(process.env, logger);
         const run = tool;
         const callerDeadline = typeof event?.deadline_ms === 'number' ? event.deadline_ms : undefined;
-        return withInvocationDeadline(context, { marginMs: TOOL_MARGIN_MS, callerDeadline }, () =>
-          run(event?.arguments ?? {}, { idempotencyKey: idempotencyKeyOf(event), scope: scopeOf(event) }),
-        );
+        return withInvocationDeadline(context, { marginMs: TOOL_MARGIN_MS, callerDeadline }, () => run(event?.arguments ?? {}, toolCallOf(event)));
       };
     },
     { requestPath: true },
   );
+}
+
+/** What the tool is told about the call besides its arguments: the idempotency key and the caller's scope. */
+export function toolCallOf(event: ToolEvent | undefined): ToolCall {
+  return { idempotencyKey: idempotencyKeyOf(event), scope: scopeOf(event) };
 }
 
 /** The caller's scope the gateway sent; a guest's when the event carries none. */

@@ -106,6 +106,13 @@ export function apiDocument(settings: DocsSettings): Record<string, unknown> {
       key_format: 'kb_live_ followed by 43+ URL-safe base64 characters',
       guest: settings.guestDailyLimit > 0 ? { tool_calls_per_ip_per_utc_day: settings.guestDailyLimit } : null,
       quota_headers: ['X-Guest-Quota-Limit', 'X-Guest-Quota-Remaining'],
+      // What a caller sees depends on its credentials; the tools and their shapes do not.
+      visibility: {
+        guest: { collections: ['public'], submit_feedback: true },
+        api_key: 'the collections the owner scoped the key to (public only by default), and submit_feedback unless the owner removed the feedback scope',
+        oauth: "the scope of the API key the connector was approved with, as it is now",
+        outside_scope: 'a record outside the caller\'s collections is unknown: get_guidance lists it in missing, submit_feedback refuses it, and it never shapes results, total_candidates or suggestions',
+      },
     },
     instructions: SERVER_INSTRUCTIONS,
     // Exactly what tools/list advertises.

@@ -11,6 +11,10 @@ import { expect, it } from 'vitest';
 import type { ToolInvoker } from '../../lambdas/ports/tool-invoker.ts';
 import type { Sql } from '../../lambdas/ports/sql.ts';
 import { describeContract, type UnderTest } from './contract.ts';
+import { createCollection } from '../../lambdas/records/collections.ts';
+import { importRecords } from '../../lambdas/records/record-import.ts';
+import { validateRecords } from '../../lambdas/records/record-files.ts';
+import { GUEST_SCOPE } from '../../lambdas/auth/caller-scope.ts';
 
 export interface ToolInvokerUnderTest extends UnderTest {
   readonly invoker: ToolInvoker;
@@ -51,6 +55,38 @@ export function describeToolInvokerContract(adapter: string, open: () => Promise
       expect(first.isError ?? false).toBe(false);
       expect(second.structuredContent).toEqual(first.structuredContent);
       expect(await count()).toBe(before + 1);
+    });
+
+    it("carries the caller's scope: a record outside its collections is missing, inside it is found; no feedback scope, nothing stored", async () => {
+      const { sql, invoker } = subject();
+      const { id } = await createCollection(sql, 'internal', 'team decisions');
+      const slug = 'our-services-use-the-shared-retry-client';
+      const records = await validateRecords(
+        [
+          {
+            slug,
+            title: 'Our services use the shared retry client',
+            topic: 'reliability',
+            recommendation: 'Call other services through the shared retry client rather than writing retry loops.',
+            confidence: 'high',
+            sources: [{ title: 'Platform handbook', url: 'https://handbook.example.com/retries' }],
+          },
+        ],
+        () => slug,
+      );
+      await importRecords(sql, records, { approve: true, collection: 'internal' });
+      const ask = (scope?: typeof GUEST_SCOPE) => invoker.invoke({ name: 'get_guidance', arguments: { ids: [slug] }, scope });
+      const answer = (result: Awaited<ReturnType<typeof ask>>) => result.structuredContent as { results: { slug: string }[]; missing: string[] };
+      expect(answer(await ask()).missing).toEqual([slug]);
+      expect(answer(await ask(GUEST_SCOPE)).missing).toEqual([slug]);
+      expect(answer(await ask({ collections: [1, id], feedback: true })).results.map((r) => r.slug)).toEqual([slug]);
+
+      const count = async () => Number((await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM feedback'))[0]!.n);
+      const before = await count();
+      const refused = await invoker.invoke({ name: 'submit_feedback', arguments: { category: 'helpful' }, scope: { collections: [1], feedback: false } });
+      expect(refused.isError).toBe(true);
+      expect(refused.structuredContent).toMatchObject({ error: { code: 'validation_error', details: { issues: [{ code: 'feedback_not_in_scope' }] } } });
+      expect(await count()).toBe(before);
     });
   });
 }

@@ -2,7 +2,7 @@
  * The `ToolInvoker` contract against both adapters: the local runtime's call in
  * this process, and the AWS gateway's Lambda Invoke, with the Lambda service
  * mocked at the SDK client: each Invoke's payload is decoded and handed to the
- * same tool handlers, as the tool functions' entries do (`aws/tool-lambda.ts`),
+ * same tool handlers by the tool functions' own reading of it (`aws/tool-lambda.ts`),
  * and the result goes back serialized.
  */
 import { mockClient } from 'aws-sdk-client-mock';
@@ -11,6 +11,7 @@ import { memoryStore } from '../support/store.ts';
 import { InProcessToolInvoker } from '../../lambdas/tools/in-process-invoker.ts';
 import { LambdaToolInvoker } from '../../lambdas/aws/lambda-tool-invoker.ts';
 import type { ToolName } from '../../lambdas/tools/tool-handlers.ts';
+import { toolCallOf, type ToolEvent } from '../../lambdas/aws/tool-lambda.ts';
 import { describeToolInvokerContract } from './tool-invoker.contract.ts';
 
 describeToolInvokerContract('in process', async () => {
@@ -24,8 +25,8 @@ describeToolInvokerContract('Lambda Invoke', async () => {
   const byFunction = Object.fromEntries(Object.entries(functions).map(([tool, fn]) => [fn, store.tools[tool as ToolName]]));
   const service = mockClient(LambdaClient);
   service.on(InvokeCommand).callsFake(async (input: { FunctionName: string; Payload: Uint8Array }) => {
-    const event = JSON.parse(new TextDecoder().decode(input.Payload)) as { arguments?: unknown; idempotency_key?: string };
-    const result = await byFunction[input.FunctionName]!(event.arguments ?? {}, { idempotencyKey: event.idempotency_key });
+    const event = JSON.parse(new TextDecoder().decode(input.Payload)) as ToolEvent;
+    const result = await byFunction[input.FunctionName]!(event.arguments ?? {}, toolCallOf(event));
     return { StatusCode: 200, Payload: new TextEncoder().encode(JSON.stringify(result)) };
   });
   const invoker = new LambdaToolInvoker({ client: new LambdaClient({ region: 'us-east-1' }), functionNames: functions, deadline: () => undefined });

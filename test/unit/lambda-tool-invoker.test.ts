@@ -67,6 +67,13 @@ describe('LambdaToolInvoker', () => {
     expect(result).toEqual(expected);
   });
 
+  it("sends the caller's scope with the arguments, and nothing about who the caller is", async () => {
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload(toolSuccess({ results: [], missing: [] })) });
+    await invoker().invoke({ name: 'get_guidance', arguments: { ids: ['x'] }, scope: { collections: [1, 4], feedback: false } });
+    const sent = JSON.parse(new TextDecoder().decode(lambda.commandCalls(InvokeCommand)[0]!.args[0].input.Payload as Uint8Array));
+    expect(sent).toEqual({ arguments: { ids: ['x'] }, scope: { collections: [1, 4], feedback: false } });
+  });
+
   it('routes each tool to its own function', async () => {
     lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload(toolSuccess({ ok: true })) });
     await invoker().invoke({ name: 'get_guidance', arguments: { slugs: ['a'] } });
