@@ -172,7 +172,12 @@ BEGIN
     RETURN;
   END IF;
   PERFORM set_config('hnsw.ef_search', p_passages::text, true);
-  PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
+  -- pgvector 0.8.0 and later; on an older extension the index simply stops at ef_search rows.
+  BEGIN
+    PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
+  EXCEPTION WHEN OTHERS THEN
+    NULL;
+  END;
   RETURN QUERY EXECUTE
     'WITH nearest AS (
        SELECT p.record_id, 1 - (p.embedding <=> $1) AS similarity
