@@ -59,7 +59,7 @@ describe('privacy', () => {
     expect(dump).toContain('embedding_cache: [{"cache_key"');
   });
 
-  it('keeps a salted hash of the query plus topic, technologies, mode, count, degraded state and the ids of the records returned', async () => {
+  it('keeps a salted hash of the query plus topic, technologies, mode, count, degraded state, the ids of the records returned and the collections searched', async () => {
     const line = dump.split('\n').find((l) => l.startsWith('search_events:'))!;
     const events = JSON.parse(line.slice('search_events: '.length)) as any[];
     expect(events.length).toBeGreaterThanOrEqual(2);
@@ -69,6 +69,11 @@ describe('privacy', () => {
     expect(events[0].result_ids).toHaveLength(events[0].result_count);
     for (const id of events[0].result_ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(new Set(events.map((e) => e.query_hash)).size).toBe(events.length);
+    // Which collections were searched (a guest: public), never which key or address asked.
+    expect(events[0].collections).toEqual([1]);
+    expect(Object.keys(events[0]).sort()).toEqual(
+      ['collections', 'created_at', 'degraded', 'id', 'mode', 'query_hash', 'result_count', 'result_ids', 'technologies', 'topics'].sort(),
+    );
   });
 
   it('stores feedback without key id, IP address or user agent', () => {
