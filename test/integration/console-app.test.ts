@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsole, type OwnerConsole } from '../../lambdas/console/console-app.ts';
 import { CONSOLE_LIMITS } from '../../lambdas/console/console-sessions.ts';
 import { runAdminCommand, type AdminDeps } from '../../lambdas/admin/admin-operations.ts';
-import { KeyRepository, type ApiKeyInfo } from '../../lambdas/auth/key-repository.ts';
+import { KeyRepository } from '../../lambdas/auth/key-repository.ts';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
 import { CONSOLE_ORIGIN, ConsoleClient } from '../support/console-client.ts';
 import { createCollection } from '../../lambdas/records/collections.ts';
@@ -84,7 +84,7 @@ describe('the door', () => {
     await client.page('/console/keys');
     expect((await client.post('/console/keys', { name: 'no token', _csrf: '' })).status).toBe(403);
     expect((await client.post('/console/keys', { name: 'other origin' }, { Origin: 'https://attacker.example', 'Sec-Fetch-Site': 'cross-site' })).status).toBe(403);
-    const keys = (await runAdminCommand(deps, { op: 'keys.list' })) as ApiKeyInfo[];
+    const keys = (await runAdminCommand(deps, { op: 'keys.list' })) as OwnerKeyInfo[];
     expect(keys.map((k) => k.name)).not.toContain('no token');
     expect(keys.map((k) => k.name)).not.toContain('other origin');
   });
@@ -122,13 +122,13 @@ describe('keys', () => {
     const id = active!.id;
     expect((await client.post(`/console/keys/${id}/revoke`, {})).status).toBe(303);
     expect(await repository.resolve(key)).toBeUndefined();
-    const cli = (await runAdminCommand(deps, { op: 'keys.list' })) as ApiKeyInfo[];
+    const cli = (await runAdminCommand(deps, { op: 'keys.list' })) as OwnerKeyInfo[];
     expect(cli.find((k) => k.id === id)?.revoked_at).not.toBeNull();
     expect((await client.page('/console/keys?done=revoked')).text).toContain('Agents using it now get 401');
   });
 
   it('changes a quota, and says what is wrong with a bad one', async () => {
-    const created = (await runAdminCommand(deps, { op: 'keys.create', name: 'cli key', daily_quota: null })) as ApiKeyInfo;
+    const created = (await runAdminCommand(deps, { op: 'keys.create', name: 'cli key', daily_quota: null })) as OwnerKeyInfo;
     const client = new ConsoleClient(console);
     await client.signIn();
     await client.page('/console/keys');
@@ -136,7 +136,7 @@ describe('keys', () => {
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain('whole number');
     expect((await client.post(`/console/keys/${created.id}/quota`, { daily_quota: '40' })).status).toBe(303);
-    const cli = (await runAdminCommand(deps, { op: 'keys.list' })) as ApiKeyInfo[];
+    const cli = (await runAdminCommand(deps, { op: 'keys.list' })) as OwnerKeyInfo[];
     expect(cli.find((k) => k.id === created.id)?.daily_quota).toBe(40);
     const unknown = await client.post('/console/keys/00000000-0000-4000-8000-000000000000/revoke', {});
     expect(unknown.status).toBe(404);
