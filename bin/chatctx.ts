@@ -21,7 +21,7 @@ import type { RecordSummary } from '../lambdas/records/record-review.ts';
 import { registerConsoleCommand } from './console-command.ts';
 import { gateLines, overrideArg, recordVersionArgs, registerReviewCommands, reviewerName, type Override } from './review-commands.ts';
 import type { FeedbackReviewResult, FeedbackRow } from '../lambdas/feedback/feedback-repository.ts';
-import type { ApiKeyInfo, CreatedApiKey } from '../lambdas/auth/key-repository.ts';
+import type { OwnerCreatedKey, OwnerKeyInfo } from '../lambdas/admin/key-scopes.ts';
 
 // Everything this process creates (the store, the pepper, tokens) is for its owner only.
 process.umask(0o077);
@@ -102,10 +102,20 @@ async function admin<T>(command: AdminCommand): Promise<T> {
   }
 }
 
-function keyLine(k: ApiKeyInfo): string {
+/** A key's scopes as owners type them: its collections, then `feedback` when it may send feedback. */
+const scopesText = (k: OwnerKeyInfo) => [...k.collections, ...(k.feedback ? ['feedback'] : [])].join(', ');
+
+function keyLine(k: OwnerKeyInfo): string {
   const quota = k.daily_quota === null ? 'unlimited' : `${k.daily_quota}/day`;
   const state = k.revoked_at ? `revoked ${k.revoked_at}` : 'active';
-  return `${k.id}  ${k.name}  ${quota}  ${state}  created ${k.created_at}  last used ${k.last_used_at ?? 'never'}`;
+  return `${k.id}  ${k.name}  ${quota}  scopes: ${scopesText(k)}  ${state}  created ${k.created_at}  last used ${k.last_used_at ?? 'never'}`;
+}
+
+/** A comma-separated list of scope names (`a,b`); repeating the option adds to it. */
+function scopeList(value: string, previous: string[] = []): string[] {
+  const names = value.split(',').map((n) => n.trim()).filter(Boolean);
+  if (names.length === 0) throw new InvalidArgumentError('expected one or more names separated by commas, e.g. public,internal.');
+  return [...previous, ...names];
 }
 
 program
@@ -146,18 +156,27 @@ program
     process.once('SIGTERM', stop);
   });
 
-const keys = program.command('keys').description('issue, list and revoke API keys');
+const keys = program.command('keys').description('issue, list and revoke API keys, and set what each may see (its scopes)');
 
 keys
   .command('create')
-  .description('create an API key (the key is printed once)')
+  .description('create an API key (the key is printed once); it sees the public collection and may send feedback unless told otherwise')
   .requiredOption('--name <name>', 'a label for the key, e.g. the agent or team using it')
   .addOption(new Option('--daily-quota <n>', 'tool calls per UTC day (default: unlimited)').argParser(wholeNumber))
-  .action(async (opts: { name: string; dailyQuota?: number }) => {
-    const key = await admin<CreatedApiKey>({ op: 'keys.create', name: opts.name, daily_quota: opts.dailyQuota ?? null });
+  .option('--collections <a,b>', 'the collections the key searches, comma-separated (default: public)', scopeList)
+  .option('--no-feedback', 'the key may not call submit_feedback')
+  .action(async (opts: { name: string; dailyQuota?: number; collections?: string[]; feedback: boolean }) => {
+    const key = await admin<OwnerCreatedKey>({
+      op: 'keys.create',
+      name: opts.name,
+      daily_quota: opts.dailyQuota ?? null,
+      collections: opts.collections,
+      feedback: opts.feedback,
+    });
     print(
       [
         `Created key ${key.id} (${key.name}, ${key.daily_quota === null ? 'unlimited' : `${key.daily_quota} calls/day`}).`,
+        `Scopes: ${scopesText(key)}`,
         '',
         `  ${key.key}`,
         '',
@@ -172,7 +191,7 @@ keys
   .command('list')
   .description('list API keys (never their plaintext)')
   .action(async () => {
-    const list = await admin<ApiKeyInfo[]>({ op: 'keys.list' });
+    const list = await admin<OwnerKeyInfo[]>({ op: 'keys.list' });
     print(list.length === 0 ? 'No API keys yet. Create one with: chatctx keys create --name NAME' : list.map(keyLine).join('\n'), list);
   });
 
@@ -181,7 +200,7 @@ keys
   .description('revoke an API key; it is refused with 401 from then on')
   .argument('<id>', 'the key id printed by keys create or keys list')
   .action(async (id: string) => {
-    const key = await admin<ApiKeyInfo & { already_revoked: boolean }>({ op: 'keys.revoke', id });
+    const key = await admin<OwnerKeyInfo & { already_revoked: boolean }>({ op: 'keys.revoke', id });
     print(key.already_revoked ? `Key ${key.id} (${key.name}) was already revoked, at ${key.revoked_at}.` : `Revoked ${key.id} (${key.name}).`, key);
   });
 
@@ -191,8 +210,23 @@ keys
   .argument('<id>', 'the key id')
   .argument('<n>', 'tool calls per UTC day, or "unlimited"', quotaArg)
   .action(async (id: string, n: number | null) => {
-    const key = await admin<ApiKeyInfo>({ op: 'keys.set_quota', id, daily_quota: n });
+    const key = await admin<OwnerKeyInfo>({ op: 'keys.set_quota', id, daily_quota: n });
     print(`Key ${key.id} (${key.name}) now has ${n === null ? 'no daily limit' : `${n} tool calls per UTC day`}.`, key);
+  });
+
+keys
+  .command('scope')
+  .description(
+    "add or remove a key's scopes: collection names, or \"feedback\" (may call submit_feedback). The key's OAuth tokens follow it. " +
+      'A local server applies it at once; on AWS a warm gateway within its key cache time.',
+  )
+  .argument('<id>', 'the key id')
+  .option('--add <a,b>', 'scopes to add, comma-separated', scopeList)
+  .option('--remove <a,b>', 'scopes to remove, comma-separated', scopeList)
+  .action(async (id: string, opts: { add?: string[]; remove?: string[] }) => {
+    if (!opts.add && !opts.remove) throw new ValidationError('Name a scope to change: --add NAMES or --remove NAMES (collections, or "feedback").');
+    const key = await admin<OwnerKeyInfo>({ op: 'keys.scope', id, add: opts.add ?? [], remove: opts.remove ?? [] });
+    print(`Key ${key.id} (${key.name}) now has the scopes: ${scopesText(key)}.`, key);
   });
 
 const records = program.command('records').description('import and review guidance records');

@@ -1,5 +1,6 @@
 /**
- * Owner operations: issue, list and revoke API keys, set a key's daily quota;
+ * Owner operations: issue, list and revoke API keys, set a key's daily quota and
+ * its scopes (the collections it sees, and feedback);
  * import guidance records, judge them with the quality gates, approve (with
  * reviewer and overrides) or reject (kept with who and why), list the review
  * queue, deprecate, read their versions, history and diffs, search them as an
@@ -13,6 +14,7 @@ import { z } from 'zod';
 import type { Sql } from '../ports/sql.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
+import { DEFAULT_KEY_COLLECTIONS, availableScopes, changeKeyScope, createScopedKey, showKeys } from './key-scopes.ts';
 import type { ImportSummary } from '../records/record-import.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Secrets } from '../ports/secrets.ts';
@@ -51,15 +53,35 @@ const overrides = z
   .max(GATE_CODES.length)
   .refine((list) => new Set(list.map((o) => o.gate)).size === list.length, 'override each gate at most once')
   .default([]);
+/** A collection name, or `feedback` (the scope that lets a key send feedback). */
+const scopeWord = z.string().trim().min(1).max(40);
 const versionRef = z.union([z.number().int().min(1), z.literal('pending')]);
 /** Questions per `relevance.replay`: a calibration sends its set in batches this size. */
 export const RELEVANCE_REPLAY_MAX = 200;
 
 export const adminCommand = z.discriminatedUnion('op', [
-  z.strictObject({ op: z.literal('keys.create'), name: z.string().trim().min(1).max(120), daily_quota: quota.default(null) }),
+  z.strictObject({
+    op: z.literal('keys.create'),
+    name: z.string().trim().min(1).max(120),
+    daily_quota: quota.default(null),
+    /** Collection names the key sees. */
+    collections: z.array(scopeWord).min(1, 'a key needs at least one collection').max(100).default([...DEFAULT_KEY_COLLECTIONS]),
+    /** Whether the key may call submit_feedback. */
+    feedback: z.boolean().default(true),
+  }),
   z.strictObject({ op: z.literal('keys.list') }),
   z.strictObject({ op: z.literal('keys.revoke'), id: z.string().min(1).max(64) }),
   z.strictObject({ op: z.literal('keys.set_quota'), id: z.string().min(1).max(64), daily_quota: quota }),
+  z
+    .strictObject({
+      op: z.literal('keys.scope'),
+      id: z.string().min(1).max(64),
+      /** Collection names, or `feedback`. */
+      add: z.array(scopeWord).max(100).default([]),
+      remove: z.array(scopeWord).max(100).default([]),
+    })
+    .refine((c) => c.add.length + c.remove.length > 0, 'name a scope to add or remove'),
+  z.strictObject({ op: z.literal('keys.scopes_available') }),
   z.strictObject({
     op: z.literal('records.import'),
     records: z.array(z.unknown()).min(1).max(100_000),
@@ -299,13 +321,12 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
   const keys = new KeyRepository(deps.sql, deps.secrets);
   switch (command.op) {
     case 'keys.create':
-      return keys.create(command.name, command.daily_quota);
     case 'keys.list':
-      return keys.list();
     case 'keys.revoke':
-      return keys.revoke(command.id).finally(() => deps.keysChanged?.());
     case 'keys.set_quota':
-      return keys.setDailyQuota(command.id, command.daily_quota).finally(() => deps.keysChanged?.());
+    case 'keys.scope':
+    case 'keys.scopes_available':
+      return runKeysCommand(deps, keys, command);
     case 'records.import': {
       const where = command.where;
       const records = await validateRecords(command.records, (i) => where?.[i] ?? `record ${i + 1}`);
@@ -364,6 +385,31 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
       const purged = await purgeSearchEvents(deps.sql, retentionDays);
       return { ...(await analyticsReport(deps.sql, { days: command.days })), purged, retention_days: retentionDays, evidence: await evidenceStanding(deps.sql) } satisfies AnalyticsResult;
     }
+  }
+}
+
+type KeysCommand = Extract<z.output<typeof adminCommand>, { op: `keys.${string}` }>;
+
+/**
+ * Keys, with their scopes named (`key-scopes.ts`). A change a key cache could hold
+ * (revocation, quota, scope) tells `keysChanged`, so the local server's cache forgets
+ * at once; on AWS a warm gateway's cache lives its `keyCacheSeconds`.
+ */
+async function runKeysCommand(deps: AdminDeps, keys: KeyRepository, command: KeysCommand): Promise<unknown> {
+  const one = async <T extends Parameters<typeof showKeys>[1][number]>(key: Promise<T>) => (await showKeys(deps.sql, [await key]))[0];
+  switch (command.op) {
+    case 'keys.create':
+      return createScopedKey(deps.sql, keys, command);
+    case 'keys.list':
+      return showKeys(deps.sql, await keys.list());
+    case 'keys.revoke':
+      return one(keys.revoke(command.id)).finally(() => deps.keysChanged?.());
+    case 'keys.set_quota':
+      return one(keys.setDailyQuota(command.id, command.daily_quota)).finally(() => deps.keysChanged?.());
+    case 'keys.scope':
+      return changeKeyScope(deps.sql, keys, command).finally(() => deps.keysChanged?.());
+    case 'keys.scopes_available':
+      return availableScopes(deps.sql);
   }
 }
 

@@ -439,7 +439,7 @@ export const SETTINGS = {
     min: 0,
     max: 3600,
     default: 60,
-    description: 'seconds the gateway answers a known API key from memory before looking it up again; a revocation or quota change takes effect within this time (`0` looks up every request)',
+    description: 'seconds the gateway answers a known API key from memory before looking it up again; a revocation, quota or scope change takes effect within this time (`0` looks up every request)',
   }),
   stackName: text({
     env: 'CHATCTX_STACK_NAME',

@@ -77,7 +77,7 @@ export function consentPage(view: ConsentView, csrfToken: string): string {
 <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}input[type=password]{width:100%;padding:.4rem}.error{color:#a00}</style></head>
 <body>
   <h1>Connect ${escapeHtml(view.clientName)} to chatctx</h1>
-  <p>${escapeHtml(view.clientName)} asks to call chatctx's tools with your API key's quota. It will be sent back to <strong>${escapeHtml(view.redirectHost)}</strong>. It never sees the key itself, and revoking the key ends its access.</p>
+  <p>${escapeHtml(view.clientName)} asks to call chatctx's tools with your API key's quota and scopes: it sees the collections the key sees, and sends feedback only if the key may. It will be sent back to <strong>${escapeHtml(view.redirectHost)}</strong>. It never sees the key itself; a change to the key's scopes applies to it too, and revoking the key ends its access.</p>
   ${view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : ''}
   <form method="post">
       ${hidden}

@@ -85,7 +85,7 @@ describe('the --remote console', () => {
     expect(keys.status).toBe(200);
     expect(keys.text).toContain('stack admin function fn-admin');
 
-    const created = await client.post('/console/keys', { name: 'remote agent', daily_quota: '75' });
+    const created = await client.post('/console/keys', { name: 'remote agent', daily_quota: '75', scope: ['public', 'feedback'] });
     expect(created.status).toBe(303);
     const shown = await client.page('/console/keys/new');
     const key = /id="new-key"[^>]*value="([^"]+)"/.exec(shown.text)?.[1] ?? '';
@@ -98,7 +98,8 @@ describe('the --remote console', () => {
     expect((await client.post(`/console/keys/${row!.id}/revoke`, {})).status).toBe(303);
     expect((await storedKey('remote agent'))[0]!.revoked_at).not.toBeNull();
     expect((await client.page('/console/keys?done=revoked')).text).toContain('Agents using it now get 401');
-    expect(invoked).toEqual(['keys.list', 'keys.create', 'keys.list', 'keys.revoke', 'keys.list']);
+    const page = ['keys.list', 'keys.scopes_available'];
+    expect(invoked).toEqual([...page, 'keys.create', ...page, 'keys.revoke', ...page]);
   });
 
   it('shows a command the admin function refuses as a message on the page', async () => {
@@ -106,14 +107,14 @@ describe('the --remote console', () => {
     await client.signIn();
     await client.page('/console/keys');
     // A whole number the form accepts, above the largest quota the admin command takes.
-    const refused = await client.post('/console/keys', { name: 'too generous', daily_quota: '999999999' });
+    const refused = await client.post('/console/keys', { name: 'too generous', daily_quota: '999999999', scope: ['public', 'feedback'] });
     expect(refused.status).toBe(400);
     const text = await refused.text();
     expect(text).toContain('role="alert"');
     expect(text).toContain('daily_quota');
     expect(text).toContain('value="too generous"');
     expect(await storedKey('too generous')).toEqual([]);
-    expect(invoked).toEqual(['keys.list', 'keys.create', 'keys.list']);
+    expect(invoked).toEqual(['keys.list', 'keys.scopes_available', 'keys.create', 'keys.list', 'keys.scopes_available']);
 
     const unknown = await client.post('/console/keys/00000000-0000-4000-8000-000000000000/quota', { daily_quota: '10' });
     expect(unknown.status).toBe(404);

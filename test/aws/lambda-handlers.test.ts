@@ -159,6 +159,20 @@ describe('AWS handlers', () => {
     });
   });
 
+  it('scopes a key through the admin entry, and the feedback function refuses the key the scope does not allow', async () => {
+    const admin = (await import('../../lambdas/handlers/admin.ts')).handler as unknown as (event: unknown, context: Context) => Promise<any>;
+    const created = await admin({ op: 'keys.create', name: 'no feedback', daily_quota: null, collections: ['public'], feedback: false }, context);
+    expect(created.result).toMatchObject({ collections: ['public'], feedback: false });
+    const client = await connect(created.result.key);
+    const refused = await client.callTool({ name: 'submit_feedback', arguments: { category: 'helpful', source: 'search_knowledge' } });
+    expect(refused.isError).toBe(true);
+    expect((refused.structuredContent as any).error.details.issues[0].code).toBe('feedback_not_in_scope');
+    await client.close();
+    const scoped = await admin({ op: 'keys.scope', id: created.result.id, add: ['feedback'] }, context);
+    expect(scoped.result).toMatchObject({ collections: ['public'], feedback: true });
+    expect((await admin({ op: 'keys.scope', id: created.result.id, add: ['intranet'] }, context)).error.code).toBe('not_found');
+  });
+
   it('answers a CORS preflight for an allowed origin and refuses a foreign one', async () => {
     const preflight = (origin: string) =>
       viaGateway()('https://abc123.execute-api.us-east-1.amazonaws.com/mcp', {

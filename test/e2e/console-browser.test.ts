@@ -26,7 +26,7 @@ import { CLI, REPO_ROOT, makeDataDir, runCli, startServer, type TestServer } fro
 import { connectClient, post, toolCall } from '../support/mcp-client.ts';
 import { axe, freshContext, launchBrowser } from '../support/browser.ts';
 import { reviewedRecord } from '../support/records.ts';
-import type { ApiKeyInfo } from '../../lambdas/auth/key-repository.ts';
+import type { OwnerKeyInfo } from '../../lambdas/admin/key-scopes.ts';
 
 const ENV = { CHATCTX_EMBEDDINGS: 'none' };
 const JS_BUDGET_BYTES = 100 * 1024;
@@ -70,7 +70,7 @@ async function consoleLink(): Promise<string> {
 async function keyNames(): Promise<string[]> {
   const run = await cli('--json', 'keys', 'list');
   expect(run.code, run.stderr).toBe(0);
-  return (JSON.parse(run.stdout) as ApiKeyInfo[]).map((k) => k.name);
+  return (JSON.parse(run.stdout) as OwnerKeyInfo[]).map((k) => k.name);
 }
 
 /** Creates a key with the console's form and returns it as the new-key page shows it. */
@@ -229,7 +229,7 @@ describe('the door', () => {
     expect(new URL(tab.url()).pathname).toBe('/console/queue');
     expect(await createKey(tab, 'served by the command', 'unlimited', own)).toMatch(/^kb_live_/);
     const listed = await runCli(['--data-dir', dir, '--json', 'keys', 'list'], env);
-    expect((JSON.parse(listed.stdout) as ApiKeyInfo[]).map((k) => k.name)).toEqual(['served by the command']);
+    expect((JSON.parse(listed.stdout) as OwnerKeyInfo[]).map((k) => k.name)).toEqual(['served by the command']);
     await context.close();
     child.kill('SIGINT');
     expect(await exited).toBe(0);

@@ -8,9 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsole, type OwnerConsole } from '../../lambdas/console/console-app.ts';
 import { CONSOLE_LIMITS } from '../../lambdas/console/console-sessions.ts';
 import { runAdminCommand, type AdminDeps } from '../../lambdas/admin/admin-operations.ts';
-import { KeyRepository, type ApiKeyInfo } from '../../lambdas/auth/key-repository.ts';
+import { KeyRepository } from '../../lambdas/auth/key-repository.ts';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
 import { CONSOLE_ORIGIN, ConsoleClient } from '../support/console-client.ts';
+import { createCollection } from '../../lambdas/records/collections.ts';
+import type { OwnerKeyInfo } from '../../lambdas/admin/key-scopes.ts';
 
 let store: MemoryStore;
 let deps: AdminDeps;
@@ -82,7 +84,7 @@ describe('the door', () => {
     await client.page('/console/keys');
     expect((await client.post('/console/keys', { name: 'no token', _csrf: '' })).status).toBe(403);
     expect((await client.post('/console/keys', { name: 'other origin' }, { Origin: 'https://attacker.example', 'Sec-Fetch-Site': 'cross-site' })).status).toBe(403);
-    const keys = (await runAdminCommand(deps, { op: 'keys.list' })) as ApiKeyInfo[];
+    const keys = (await runAdminCommand(deps, { op: 'keys.list' })) as OwnerKeyInfo[];
     expect(keys.map((k) => k.name)).not.toContain('no token');
     expect(keys.map((k) => k.name)).not.toContain('other origin');
   });
@@ -101,7 +103,7 @@ describe('keys', () => {
     const client = new ConsoleClient(console);
     await client.signIn();
     await client.page('/console/keys');
-    const created = await client.post('/console/keys', { name: 'console agent', daily_quota: '250' });
+    const created = await client.post('/console/keys', { name: 'console agent', daily_quota: '250', scope: ['public', 'feedback'] });
     expect(created.status).toBe(303);
     expect(created.headers.get('location')).toBe('/console/keys/new');
     const shown = await client.page('/console/keys/new');
@@ -120,13 +122,13 @@ describe('keys', () => {
     const id = active!.id;
     expect((await client.post(`/console/keys/${id}/revoke`, {})).status).toBe(303);
     expect(await repository.resolve(key)).toBeUndefined();
-    const cli = (await runAdminCommand(deps, { op: 'keys.list' })) as ApiKeyInfo[];
+    const cli = (await runAdminCommand(deps, { op: 'keys.list' })) as OwnerKeyInfo[];
     expect(cli.find((k) => k.id === id)?.revoked_at).not.toBeNull();
     expect((await client.page('/console/keys?done=revoked')).text).toContain('Agents using it now get 401');
   });
 
   it('changes a quota, and says what is wrong with a bad one', async () => {
-    const created = (await runAdminCommand(deps, { op: 'keys.create', name: 'cli key', daily_quota: null })) as ApiKeyInfo;
+    const created = (await runAdminCommand(deps, { op: 'keys.create', name: 'cli key', daily_quota: null })) as OwnerKeyInfo;
     const client = new ConsoleClient(console);
     await client.signIn();
     await client.page('/console/keys');
@@ -134,10 +136,73 @@ describe('keys', () => {
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain('whole number');
     expect((await client.post(`/console/keys/${created.id}/quota`, { daily_quota: '40' })).status).toBe(303);
-    const cli = (await runAdminCommand(deps, { op: 'keys.list' })) as ApiKeyInfo[];
+    const cli = (await runAdminCommand(deps, { op: 'keys.list' })) as OwnerKeyInfo[];
     expect(cli.find((k) => k.id === created.id)?.daily_quota).toBe(40);
     const unknown = await client.post('/console/keys/00000000-0000-4000-8000-000000000000/revoke', {});
     expect(unknown.status).toBe(404);
+  });
+});
+
+describe('key scopes', () => {
+  beforeAll(async () => {
+    await createCollection(store.sql, 'internal', 'team-only guidance');
+  });
+
+  const listed = async (id: string) => ((await runAdminCommand(deps, { op: 'keys.list' })) as OwnerKeyInfo[]).find((k) => k.id === id)!;
+
+  it('offers every collection and feedback when creating a key, and creates it with the ticked ones', async () => {
+    const client = new ConsoleClient(console);
+    await client.signIn();
+    const page = await client.page('/console/keys');
+    expect(page.text).toMatch(/id="new-key-c-public" name="scope" value="public" checked/);
+    expect(page.text).toMatch(/id="new-key-c-internal" name="scope" value="internal">/);
+    expect(page.text).toMatch(/id="new-key-feedback" name="scope" value="feedback" checked/);
+
+    const created = await client.post('/console/keys', { name: 'team agent', daily_quota: 'unlimited', scope: ['public', 'internal'] });
+    expect(created.status).toBe(303);
+    const shown = await client.page('/console/keys/new');
+    expect(shown.text).toContain('Scopes: public, internal.');
+    const key = /id="new-key"[^>]*value="([^"]+)"/.exec(shown.text)?.[1] ?? '';
+    const active = await new KeyRepository(store.sql, deps.secrets).resolve(key);
+    expect(active?.scope).toEqual({ collections: [1, 2], feedback: false });
+    expect((await client.page('/console/keys')).text).toContain('<td>public, internal</td>');
+  });
+
+  it("changes a key's scopes from its row: ticked ones kept or added, the rest removed", async () => {
+    const key = (await runAdminCommand(deps, { op: 'keys.create', name: 'row agent', daily_quota: null })) as OwnerKeyInfo;
+    const client = new ConsoleClient(console);
+    await client.signIn();
+    const page = await client.page('/console/keys');
+    expect(page.text).toContain(`action="/console/keys/${key.id}/scope"`);
+    expect(page.text).toContain('<legend>Scopes of row agent</legend>');
+
+    expect((await client.post(`/console/keys/${key.id}/scope`, { scope: ['internal', 'feedback'] })).status).toBe(303);
+    expect(await listed(key.id)).toMatchObject({ collections: ['internal'], feedback: true });
+    expect((await client.page('/console/keys?done=scope')).text).toContain('its OAuth tokens follow');
+
+    expect((await client.post(`/console/keys/${key.id}/scope`, { scope: ['public', 'internal'] })).status).toBe(303);
+    expect(await listed(key.id)).toMatchObject({ collections: ['public', 'internal'], feedback: false });
+  });
+
+  it('refuses a key with no collection, and an unknown one, saying what to do and changing nothing', async () => {
+    const key = (await runAdminCommand(deps, { op: 'keys.create', name: 'kept agent', daily_quota: null })) as OwnerKeyInfo;
+    const client = new ConsoleClient(console);
+    await client.signIn();
+    await client.page('/console/keys');
+    const none = await client.post(`/console/keys/${key.id}/scope`, { scope: ['feedback'] });
+    expect(none.status).toBe(400);
+    expect(await none.text()).toContain('at least one collection');
+    const unknown = await client.post(`/console/keys/${key.id}/scope`, { scope: ['public', 'secret-stuff'] });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toContain('No collection is named &quot;secret-stuff&quot;');
+    expect(await listed(key.id)).toMatchObject({ collections: ['public'], feedback: true });
+
+    const empty = await client.post('/console/keys', { name: 'no collection', daily_quota: 'unlimited', scope: ['feedback'] });
+    expect(empty.status).toBe(400);
+    const text = await empty.text();
+    expect(text).toContain('Tick at least one collection');
+    expect(text).toContain('value="no collection"');
+    expect(((await runAdminCommand(deps, { op: 'keys.list' })) as OwnerKeyInfo[]).map((k) => k.name)).not.toContain('no collection');
   });
 });
 
