@@ -12,6 +12,7 @@ import { createConsole, type OwnerConsole } from '../../lambdas/console/console-
 import { gateSummary } from '../../lambdas/console/console-queue.ts';
 import { technologiesOf } from '../../lambdas/console/console-records.ts';
 import { wordDiff } from '../../lambdas/console/console-record-view.ts';
+import { movesTable } from '../../lambdas/console/console-collections.ts';
 import { runAdminCommand, type AdminDeps } from '../../lambdas/admin/admin-operations.ts';
 import { CUT_REASONS, type OwnerSearchResult } from '../../lambdas/retrieval/search-explain.ts';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
@@ -280,5 +281,7 @@ describe('records', () => {
 
   it('escapes what a record says', () => {
     expect(String(wordDiff('a <b>', 'a <i>'))).not.toContain('<i>');
+    const move = { from: 'public', to: 'team', reviewer: '<b>owner</b>', reason: 'moved <script>x</script>', moved_at: '2026-01-01T00:00:00.000Z' };
+    expect(String(movesTable([move]))).not.toMatch(/<b>|<script>/);
   });
 });
