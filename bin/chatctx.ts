@@ -1,6 +1,6 @@
 /**
  * The `chatctx` command line: serve the local MCP endpoint and run owner
- * commands (keys, records). Wiring and printing only; the work is in `lambdas/`.
+ * commands (keys, records, collections). Wiring and printing only; the work is in `lambdas/`.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
@@ -19,6 +19,7 @@ import { createEmbedder } from '../lambdas/embeddings/embedder-factory.ts';
 import type { EmbedProgress } from '../lambdas/embeddings/record-embeddings.ts';
 import type { RecordSummary } from '../lambdas/records/record-review.ts';
 import { registerConsoleCommand } from './console-command.ts';
+import { registerCollectionCommands } from './collection-commands.ts';
 import { gateLines, overrideArg, recordVersionArgs, registerReviewCommands, reviewerName, type Override } from './review-commands.ts';
 import type { FeedbackReviewResult, FeedbackRow } from '../lambdas/feedback/feedback-repository.ts';
 import type { OwnerCreatedKey, OwnerKeyInfo } from '../lambdas/admin/key-scopes.ts';
@@ -238,7 +239,8 @@ records
   .option('--approve', 'publish the records (you reviewed them); the quality gates must pass or be overridden', false)
   .option('--reviewer <name>', `who approves (default: $${SETTINGS.reviewer.env}, else your login name)`)
   .option('--override <gate=reason>', 'publish despite a failed gate, with the reason (repeatable)', overrideArg)
-  .action(async (path: string, opts: { approve: boolean; reviewer?: string; override?: Override[] }) => {
+  .option('--collection <name>', 'the collection new records go into, unless a record names its own (default: public); a stored record stays where it is (records move)')
+  .action(async (path: string, opts: { approve: boolean; reviewer?: string; override?: Override[]; collection?: string }) => {
     const { values, where } = await readRecordSources(resolve(path));
     const summary = await admin<ImportResult>({
       op: 'records.import',
@@ -247,6 +249,7 @@ records
       approve: opts.approve,
       reviewer: reviewerName(opts.reviewer),
       overrides: (opts.override ?? []) as never,
+      collection: opts.collection,
     });
     const { changed_ids: _ids, ...shown } = summary;
     const notes = gateLines(summary.gates.filter((g) => g.verdict !== 'pass'));
@@ -265,17 +268,20 @@ records
 
 records
   .command('list')
-  .description('list records (slug, status, version, whether the embedding is current)')
+  .description('list records (slug, status, version, collection, whether the embedding is current)')
   .option('--status <status>', 'candidate, approved or deprecated')
+  .option('--collection <name>', 'only the records of this collection')
   .option('--limit <n>', 'at most this many records (up to 10000)', (v) => Number(v), 1000)
-  .action(async (opts: { status?: 'candidate' | 'approved' | 'deprecated'; limit: number }) => {
-    const list = await admin<RecordSummary[]>({ op: 'records.list', status: opts.status, limit: opts.limit });
+  .action(async (opts: { status?: 'candidate' | 'approved' | 'deprecated'; collection?: string; limit: number }) => {
+    const list = await admin<RecordSummary[]>({ op: 'records.list', status: opts.status, collection: opts.collection, limit: opts.limit });
     // A full page may not be all of them: say so instead of letting a count look complete.
     if (list.length === opts.limit) console.error(`showing the first ${opts.limit} records; pass --limit (up to 10000) for more`);
     print(
       list.length === 0
         ? 'No records.'
-        : list.map((r) => `${r.slug}  ${r.status}  v${r.content_version}${r.pending_revision ? ' (+revision)' : ''}  ${r.embedded ? 'embedded' : 'not embedded'}  ${r.title}`).join('\n'),
+        : list
+            .map((r) => `${r.slug}  ${r.status}  v${r.content_version}${r.pending_revision ? ' (+revision)' : ''}  ${r.collection}  ${r.embedded ? 'embedded' : 'not embedded'}  ${r.title}`)
+            .join('\n'),
       list,
     );
   });
@@ -329,6 +335,7 @@ records
   });
 
 registerReviewCommands(program, records, { admin, print });
+registerCollectionCommands(program, records, { admin, print });
 registerConsoleCommand(program, { dataDir: () => dataDir(), remote: () => globals().remote, json: () => globals().json === true, wholeNumber });
 
 const feedback = program.command('feedback').description('review anonymous feedback');
@@ -391,10 +398,13 @@ function analyticsText(r: AnalyticsResult): string {
   const days = r.per_day.filter((d) => d.searches > 0);
   const row = (label: string, value: string | number) => `  ${label.padEnd(18)}${value}`;
   const lines = [
-    `Last ${r.days} day(s), since ${r.since.slice(0, 10)} (UTC)`,
+    `Last ${r.days} day(s), since ${r.since.slice(0, 10)} (UTC)${r.collection ? `, collection ${r.collection}: searches that included it, feedback about its records` : ''}`,
     row('searches', r.searches),
     ...Object.entries(r.modes).map(([mode, m]) => row(mode, `${String(m.count).padEnd(6)}${percent(m.share)}`)),
     row('degraded rate', percent(r.degraded_rate)),
+    '',
+    r.per_collection.length === 0 ? 'Searches per collection: none' : 'Searches per collection (a search counts for each collection it included):',
+    ...r.per_collection.map((c) => `  ${c.collection.padEnd(18)}${String(c.searches).padEnd(6)}no_match ${c.no_match}`),
     '',
     days.length === 0 ? 'Searches per day: none' : 'Searches per day (days with searches):',
     ...days.map((d) => `  ${d.day}  ${String(d.searches).padStart(5)}   hybrid ${d.hybrid}, keyword_fallback ${d.keyword_fallback}, no_match ${d.no_match}, degraded ${d.degraded}`),
@@ -416,10 +426,11 @@ function analyticsText(r: AnalyticsResult): string {
 
 program
   .command('analytics')
-  .description('searches per day and mode, degraded rate, coverage gaps, the records most shown and feedback; deletes search events past their retention')
+  .description('searches per day, mode and collection, degraded rate, coverage gaps, the records most shown and feedback; deletes search events past their retention')
   .option('--days <n>', 'the last N UTC days, today included (default 30)', wholeNumber)
-  .action(async (opts: { days?: number }) => {
-    const report = await admin<AnalyticsResult>({ op: 'analytics.report', days: opts.days });
+  .option('--collection <name>', 'only searches that included this collection, and feedback about its records')
+  .action(async (opts: { days?: number; collection?: string }) => {
+    const report = await admin<AnalyticsResult>({ op: 'analytics.report', days: opts.days, collection: opts.collection });
     print(analyticsText(report), report);
   });
 

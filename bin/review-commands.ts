@@ -13,13 +13,12 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { SETTINGS, readSetting } from '../lambdas/config/settings.ts';
-import type { AdminCommand, VerifyResult } from '../lambdas/admin/admin-operations.ts';
+import type { AdminCommand, OwnerSearchAnswer, VerifyResult } from '../lambdas/admin/admin-operations.ts';
 import type { GateReport } from '../lambdas/records/quality-gates.ts';
 import type { StaleRecord } from '../lambdas/records/record-review.ts';
 import type { RejectResult } from '../lambdas/records/record-rejection.ts';
 import type { QueueItem } from '../lambdas/records/review-queue.ts';
 import type { RecordHistory, ShownRecord } from '../lambdas/records/record-history.ts';
-import type { OwnerSearchResult } from '../lambdas/retrieval/search-explain.ts';
 import { readRecordSources } from '../lambdas/records/record-files.ts';
 
 export interface CliTools {
@@ -113,7 +112,7 @@ function registerApproval(records: Command, { admin, print }: CliTools): void {
 function showLines(s: ShownRecord): string[] {
   const r = s.record as { title?: string; recommendation?: string; applies_to?: { name: string; version_constraint?: string }[]; sources?: { url: string }[] };
   const lines = [
-    `${s.slug}  ${s.status}  version ${s.shown_version}${s.shown_version === s.content_version ? '' : ` (served: ${s.content_version})`}`,
+    `${s.slug}  ${s.status}  version ${s.shown_version}${s.shown_version === s.content_version ? '' : ` (served: ${s.content_version})`}  collection ${s.collection}`,
     `title:          ${r.title ?? ''}`,
     `recommendation: ${r.recommendation ?? ''}`,
     `applies to:     ${(r.applies_to ?? []).map((a) => `${a.name}${a.version_constraint ? ` ${a.version_constraint}` : ''}`).join(', ') || '-'}`,
@@ -158,12 +157,12 @@ function registerReading(records: Command, { admin, print }: CliTools): void {
 
   records
     .command('history')
-    .description('every approved version of a record: who approved it, when, gate verdict, overrides; then any pending revision, deprecation and rejection')
+    .description('every approved version of a record: who approved it, when, gate verdict, overrides; then any pending revision, deprecation, rejection and move between collections')
     .argument('<slug>', 'slug or id')
     .action(async (id: string) => {
       const h = await admin<RecordHistory>({ op: 'records.history', id });
       const lines = [
-        `${h.slug}  ${h.status}`,
+        `${h.slug}  ${h.status}${h.collection ? `  collection ${h.collection}` : ''}`,
         ...h.versions.map(
           (v) => `  v${v.content_version}  approved ${v.approved_at} by ${v.approved_by ?? 'unknown'}  gates ${v.verdict ?? 'not run'}` +
             (v.overrides.length ? `  overrides: ${v.overrides.map((o) => o.gate).join(', ')}` : ''),
@@ -171,6 +170,7 @@ function registerReading(records: Command, { admin, print }: CliTools): void {
         ...(h.pending_revision ? [`  pending revision staged ${h.pending_revision.staged_at}`] : []),
         ...(h.deprecation ? [`  deprecated ${h.deprecation.deprecated_at}${h.deprecation.superseded_by ? `, successor ${h.deprecation.superseded_by}` : ''}`] : []),
         ...(h.rejections ?? []).map((r) => `  ${r.kind} rejected ${r.rejected_at} by ${r.rejected_by}: ${r.reason}`),
+        ...(h.moves ?? []).map((m) => `  moved ${m.moved_at} from ${m.from} to ${m.to} by ${m.reviewer}: ${m.reason}`),
       ];
       print(lines.join('\n'), h);
     });
@@ -320,20 +320,26 @@ export function queueLines(items: readonly QueueItem[]): string[] {
   ]);
 }
 
-/** An explained search: the candidates shown, then the ones cut with the reason. */
-export function searchLines(r: OwnerSearchResult): string[] {
+/** An explained search: the collections read, the candidates shown, then the ones cut with the reason. */
+export function searchLines(r: OwnerSearchAnswer): string[] {
   const e = r.explain;
-  const line = (c: OwnerSearchResult['explain']['candidates'][number]) =>
+  const line = (c: OwnerSearchAnswer['explain']['candidates'][number]) =>
     `  ${c.slug}  p=${c.probability.toFixed(2)} score=${c.score.toFixed(3)} boosted=${c.boosted.toFixed(3)}${c.reason ? `  ${c.reason}` : ''}${c.note ? `  (${c.note})` : ''}`;
   const shown = e.candidates.filter((c) => c.outcome === 'shown');
   const cut = e.candidates.filter((c) => c.outcome === 'cut');
+  const read = r.collections.every_collection
+    ? `collections: every one (${r.collections.names.join(', ')}); an owner sees everything, a guest only public and a key its own (--collections narrows this)`
+    : `collections: ${r.collections.names.join(', ')}`;
   return [
+    read,
     `${e.mode}: ${shown.length} shown of ${e.total_candidates} candidate(s); profile ${e.profile.name} (threshold ${e.profile.threshold}, tail ${e.profile.min_share_of_top})`,
     shown.length ? 'Shown:' : 'Shown: none',
     ...shown.map(line),
     ...(cut.length ? ['Cut:', ...cut.map(line)] : []),
   ];
 }
+
+const commaList = (v: string) => v.split(',').map((t) => t.trim()).filter(Boolean);
 
 function registerQueue(records: Command, { admin, print }: CliTools): void {
   records
@@ -348,15 +354,20 @@ function registerQueue(records: Command, { admin, print }: CliTools): void {
     .command('search')
     .description("search as an agent's search_knowledge would, and see why each judged candidate was shown or cut (no search event, quota or log of the question)")
     .argument('<question>', 'the question, as an agent would ask it')
-    .option('--technologies <list>', 'comma-separated, e.g. react,typescript', (v: string) => v.split(',').map((t) => t.trim()).filter(Boolean))
+    .option('--technologies <list>', 'comma-separated, e.g. react,typescript', commaList)
     .option('--topic <topic>', 'one of the topics search_knowledge takes')
     .option('--task-type <type>', 'one of the task types search_knowledge takes')
     .option('--max-results <n>', 'at most this many results', (v: string) => Number(v))
     .option('--detail <level>', 'brief or standard')
     .option('--token-budget <n>', 'the answer\'s token budget', (v: string) => Number(v))
-    .action(async (query: string, opts: { technologies?: string[]; topic?: string; taskType?: string; maxResults?: number; detail?: string; tokenBudget?: number }) => {
+    .option('--collections <list>', 'search only these collections, comma-separated, as a key scoped to them would (default: every collection)', commaList)
+    .action(async (query: string, opts: { technologies?: string[]; topic?: string; taskType?: string; maxResults?: number; detail?: string; tokenBudget?: number; collections?: string[] }) => {
       const args = { query, technologies: opts.technologies, topic: opts.topic, task_type: opts.taskType, max_results: opts.maxResults, detail: opts.detail, token_budget: opts.tokenBudget };
-      const result = await admin<OwnerSearchResult>({ op: 'records.search', arguments: Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined)) });
+      const result = await admin<OwnerSearchAnswer>({
+        op: 'records.search',
+        arguments: Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined)),
+        collections: opts.collections,
+      });
       print(searchLines(result).join('\n'), result);
     });
 }

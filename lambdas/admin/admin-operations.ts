@@ -5,7 +5,8 @@
  * reviewer and overrides) or reject (kept with who and why), list the review
  * queue, deprecate, read their versions, history and diffs, search them as an
  * agent would with why each candidate was shown or cut, extend the source policy,
- * embed them; read feedback and mark it reviewed, read analytics. One validated command
+ * embed them; read feedback and mark it reviewed, read analytics; create, list and
+ * rename collections and move records between them (`collection-operations.ts`). One validated command
  * in, one JSON result out, so the same operations run from the CLI directly,
  * through the local admin endpoint, and (on AWS) inside the IAM-only admin Lambda.
  * How results and errors travel is `admin-envelope.ts`.
@@ -43,6 +44,7 @@ import { analyticsReport, purgeSearchEvents, type AnalyticsReport } from '../ana
 import { checkKey, latestChecks, sourcesToVerify, verifySources } from '../records/source-verification.ts';
 import type { SourceCheckStatus, SourceFetcher } from '../records/source-check.ts';
 import { UntrustedFetcher } from '../streams/untrusted-fetch.ts';
+import { collectionCommands, collectionName, namedCollection, ownerSearchScope, runCollectionCommand, type SearchedCollections } from './collection-operations.ts';
 
 const quota = z.number().int().min(0).max(100_000_000).nullable();
 const identifier = z.string().min(1).max(120);
@@ -90,11 +92,14 @@ export const adminCommand = z.discriminatedUnion('op', [
     approve: z.boolean().default(false),
     reviewer,
     overrides,
+    /** The collection new records go into, by name, unless a record names its own. @default public */
+    collection: collectionName.optional(),
   }),
   z.strictObject({ op: z.literal('embeddings.backfill'), force: z.boolean().default(false), dry_run: z.boolean().default(false) }),
   z.strictObject({
     op: z.literal('records.list'),
     status: z.enum(RECORD_STATUSES).optional(),
+    collection: collectionName.optional(),
     limit: z.number().int().min(1).max(10_000).default(1000),
   }),
   z.strictObject({ op: z.literal('records.approve'), ids: z.array(identifier).min(1).max(1000), reviewer, overrides }),
@@ -109,6 +114,8 @@ export const adminCommand = z.discriminatedUnion('op', [
     op: z.literal('records.search'),
     /** search_knowledge arguments, exactly as an agent would send them. */
     arguments: z.unknown(),
+    /** The collections searched, by name. @default every collection (an owner sees everything) */
+    collections: z.array(collectionName).max(100).optional(),
   }),
   z.strictObject({
     op: z.literal('records.deprecate'),
@@ -160,7 +167,13 @@ export const adminCommand = z.discriminatedUnion('op', [
     limit: z.number().int().min(1).max(10_000).default(100),
   }),
   z.strictObject({ op: z.literal('feedback.review'), ids: z.array(z.uuid()).min(1).max(1000) }),
-  z.strictObject({ op: z.literal('analytics.report'), days: z.number().int().min(1).max(3650).default(30) }),
+  z.strictObject({
+    op: z.literal('analytics.report'),
+    days: z.number().int().min(1).max(3650).default(30),
+    /** Only searches whose collection set holds this collection, and feedback about its records. */
+    collection: collectionName.optional(),
+  }),
+  ...collectionCommands,
 ]);
 export type AdminCommand = z.input<typeof adminCommand>;
 export type AdminOp = AdminCommand['op'];
@@ -204,10 +217,12 @@ export interface VerifyResult {
   }[];
 }
 
-/** The newest check's status of every quoted source of the approved records (a source never checked is `unchecked`). */
-async function evidenceStanding(sql: Sql): Promise<AnalyticsResult['evidence']> {
+/** The newest check's status of every quoted source of the approved records, of one collection or all (a source never checked is `unchecked`). */
+async function evidenceStanding(sql: Sql, collection: number | null): Promise<AnalyticsResult['evidence']> {
   const sources = await sql.query<{ url: string; evidence_excerpt: string }>(
-    "SELECT s.url, s.evidence_excerpt FROM records r JOIN record_sources s ON s.record_id = r.id WHERE r.status = 'approved' AND s.evidence_excerpt IS NOT NULL",
+    `SELECT s.url, s.evidence_excerpt FROM records r JOIN record_sources s ON s.record_id = r.id
+      WHERE r.status = 'approved' AND s.evidence_excerpt IS NOT NULL AND ($1::int IS NULL OR r.collection_id = $1::int)`,
+    [collection],
   );
   const checks = await latestChecks(sql, sources);
   const counts: AnalyticsResult['evidence'] = {};
@@ -330,13 +345,13 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
     case 'records.import': {
       const where = command.where;
       const records = await validateRecords(command.records, (i) => where?.[i] ?? `record ${i + 1}`);
-      const { summary, gates } = await importReviewed(deps.sql, records, command.approve, reviewOptions(deps, command));
+      const { summary, gates } = await importReviewed(deps.sql, records, command.approve, { ...reviewOptions(deps, command), collection: command.collection });
       return { ...summary, gates, embedding: await embedChanged(deps, summary.changed_ids) } satisfies ImportResult;
     }
     case 'embeddings.backfill':
       return backfill(deps, command.force, command.dry_run);
     case 'records.list':
-      return listRecords(deps.sql, { status: command.status, limit: command.limit });
+      return listRecords(deps.sql, { status: command.status, collection: command.collection, limit: command.limit });
     case 'records.approve': {
       const { ids, gates } = await approveStored(deps.sql, command.ids, reviewOptions(deps, command));
       return { changed: ids.length, gates, embedding: await embedChanged(deps, ids) };
@@ -380,11 +395,13 @@ export async function runAdminCommand(deps: AdminDeps, raw: unknown): Promise<un
       return listFeedback(deps.sql, { category: command.category, reviewed: command.reviewed, limit: command.limit });
     case 'feedback.review':
       return markFeedbackReviewed(deps.sql, command.ids);
-    case 'analytics.report': {
-      const retentionDays = deps.searchEventRetentionDays ?? settingDefault('searchEventRetentionDays');
-      const purged = await purgeSearchEvents(deps.sql, retentionDays);
-      return { ...(await analyticsReport(deps.sql, { days: command.days })), purged, retention_days: retentionDays, evidence: await evidenceStanding(deps.sql) } satisfies AnalyticsResult;
-    }
+    case 'analytics.report':
+      return analytics(deps, command.days, command.collection);
+    case 'collections.create':
+    case 'collections.list':
+    case 'collections.rename':
+    case 'records.move':
+      return runCollectionCommand(deps.sql, command);
   }
 }
 
@@ -413,17 +430,33 @@ async function runKeysCommand(deps: AdminDeps, keys: KeyRepository, command: Key
   }
 }
 
+async function analytics(deps: AdminDeps, days: number, collectionName: string | undefined): Promise<AnalyticsResult> {
+  const retentionDays = deps.searchEventRetentionDays ?? settingDefault('searchEventRetentionDays');
+  // An unknown name is refused before the retention deletes anything.
+  const collection = await namedCollection(deps.sql, collectionName);
+  const purged = await purgeSearchEvents(deps.sql, retentionDays);
+  const report = await analyticsReport(deps.sql, { days, collection });
+  return { ...report, purged, retention_days: retentionDays, evidence: await evidenceStanding(deps.sql, collection?.id ?? null) };
+}
+
+/** `records.search`'s answer: the explained search, and which collections it read (every one unless named). */
+export interface OwnerSearchAnswer extends OwnerSearchResult {
+  collections: SearchedCollections;
+}
+
 type QueueCommand = Extract<z.output<typeof adminCommand>, { op: 'records.reject' | 'records.queue' | 'records.search' }>;
 
 /** What the review queue needs besides approving: the queue itself, rejecting, and an owner's explained search. */
-async function runQueueCommand(deps: AdminDeps, command: QueueCommand): Promise<RejectResult | QueueItem[] | OwnerSearchResult> {
+async function runQueueCommand(deps: AdminDeps, command: QueueCommand): Promise<RejectResult | QueueItem[] | OwnerSearchAnswer> {
   switch (command.op) {
     case 'records.reject':
       return rejectRecords(deps.sql, command.ids, { reviewer: command.reviewer, reason: command.reason });
     case 'records.queue':
       return reviewQueue(deps.sql, rulesOf(deps));
-    case 'records.search':
-      return ownerSearch(deps, command.arguments);
+    case 'records.search': {
+      const { scope, searched } = await ownerSearchScope(deps.sql, command.collections);
+      return { ...(await ownerSearch(deps, command.arguments, scope)), collections: searched };
+    }
   }
 }
 

@@ -3,7 +3,7 @@
  * UTC day and in which retrieval mode, how often retrieval was degraded, which
  * technologies and topics were asked about without a match (coverage gaps), which
  * records searches showed most, and what feedback agents sent, per category and
- * per record. Plus the retention of
+ * per record, and searches per collection; for all collections or one. Plus the retention of
  * search events: rows older than the retention window are deleted.
  *
  * It reads `search_events` and `feedback` only through counts: the query hash is
@@ -16,6 +16,11 @@ import { SQL_UUID_PATTERN } from '../storage/uuid-text.ts';
 import { FEEDBACK_CATEGORIES } from '../../schema/tools.ts';
 
 const DAY_MS = 86_400_000;
+/**
+ * The events a report counts: those in the window, and, for a report about one
+ * collection (`$3`, an id; null for all), those whose collection set holds it.
+ */
+const EVENTS_IN = `e.created_at >= $1::timestamptz AND e.created_at < $2::timestamptz AND ($3::int IS NULL OR $3::int = ANY (e.collections))`;
 /** The retrieval modes a search event records. */
 export const SEARCH_MODES = ['hybrid', 'keyword_fallback', 'no_match'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
@@ -53,8 +58,17 @@ export interface ShownRecord {
   shown: number;
 }
 
+/** Searches whose collection set held a collection. */
+export interface CollectionSearches {
+  collection: string;
+  searches: number;
+  no_match: number;
+}
+
 export interface AnalyticsReport {
   days: number;
+  /** The collection the report is about (by name), or null for every collection. */
+  collection: string | null;
   /** Start of the window: UTC midnight, `days - 1` days before the day of `now`. */
   since: string;
   searches: number;
@@ -65,6 +79,8 @@ export interface AnalyticsReport {
   /** The records searches returned most in the window (at most 10; records since deleted are left out). */
   top_records: ShownRecord[];
   feedback: { total: number; by_category: Record<string, number>; by_record: RecordFeedback[] };
+  /** Searches per collection of the events' sets, most first. */
+  per_collection: CollectionSearches[];
 }
 
 /** A fraction 0..1 rounded to 3 decimals; 0 when there is nothing to divide by. */
@@ -78,70 +94,100 @@ function windowOf(days: number, now: Date): { since: Date; until: Date; dayNames
   return { since, until: new Date(today + DAY_MS), dayNames };
 }
 
-async function perDay(sql: Sql, since: Date, until: Date, dayNames: readonly string[]): Promise<DayCount[]> {
+/** The window and the collection a report is about, as the statements' `$1..$3`. */
+interface Scope {
+  readonly since: Date;
+  readonly until: Date;
+  readonly collection: number | null;
+}
+const params = (scope: Scope) => [scope.since.toISOString(), scope.until.toISOString(), scope.collection];
+
+async function perDay(sql: Sql, scope: Scope, dayNames: readonly string[]): Promise<DayCount[]> {
   const rows = await sql.query<DayCount>(
-    `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+    `SELECT to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
             count(*)::int AS searches,
-            (count(*) FILTER (WHERE mode = 'hybrid'))::int AS hybrid,
-            (count(*) FILTER (WHERE mode = 'keyword_fallback'))::int AS keyword_fallback,
-            (count(*) FILTER (WHERE mode = 'no_match'))::int AS no_match,
-            (count(*) FILTER (WHERE degraded))::int AS degraded
-       FROM search_events
-      WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
+            (count(*) FILTER (WHERE e.mode = 'hybrid'))::int AS hybrid,
+            (count(*) FILTER (WHERE e.mode = 'keyword_fallback'))::int AS keyword_fallback,
+            (count(*) FILTER (WHERE e.mode = 'no_match'))::int AS no_match,
+            (count(*) FILTER (WHERE e.degraded))::int AS degraded
+       FROM search_events e
+      WHERE ${EVENTS_IN}
       GROUP BY 1`,
-    [since.toISOString(), until.toISOString()],
+    params(scope),
   );
   const byDay = new Map(rows.map((row) => [row.day, row]));
   return dayNames.map((day) => byDay.get(day) ?? { day, searches: 0, hybrid: 0, keyword_fallback: 0, no_match: 0, degraded: 0 });
 }
 
 /** Names searched for (technologies or topics, case-insensitively) that came back `no_match`, worst first. */
-async function gaps(sql: Sql, column: 'technologies' | 'topics', since: Date, until: Date): Promise<CoverageGap[]> {
+async function gaps(sql: Sql, column: 'technologies' | 'topics', scope: Scope): Promise<CoverageGap[]> {
   return sql.query<CoverageGap>(
     `SELECT min(n.name COLLATE "C") AS name,
             (count(DISTINCT e.id) FILTER (WHERE e.mode = 'no_match'))::int AS no_match,
             count(DISTINCT e.id)::int AS searches
        FROM search_events e CROSS JOIN LATERAL unnest(e.${column}) AS n(name)
-      WHERE e.created_at >= $1::timestamptz AND e.created_at < $2::timestamptz
+      WHERE ${EVENTS_IN}
       GROUP BY lower(n.name)
      HAVING count(DISTINCT e.id) FILTER (WHERE e.mode = 'no_match') > 0
       ORDER BY 2 DESC, 1
       LIMIT ${TOP_GAPS}`,
-    [since.toISOString(), until.toISOString()],
+    params(scope),
   );
 }
 
-/** The records returned by the most searches in the window, most first. */
-async function mostShown(sql: Sql, since: Date, until: Date): Promise<ShownRecord[]> {
+/** The records returned by the most searches in the window, most first (for one collection: its own records). */
+async function mostShown(sql: Sql, scope: Scope): Promise<ShownRecord[]> {
   return sql.query<ShownRecord>(
     `SELECT r.slug, r.title, s.shown
        FROM (SELECT x.id, count(DISTINCT e.id)::int AS shown
                FROM search_events e CROSS JOIN LATERAL unnest(e.result_ids) AS x(id)
-              WHERE e.created_at >= $1::timestamptz AND e.created_at < $2::timestamptz
+              WHERE ${EVENTS_IN}
               GROUP BY x.id) s
        JOIN records r ON r.id = s.id
+      WHERE $3::int IS NULL OR r.collection_id = $3::int
       ORDER BY s.shown DESC, r.slug COLLATE "C"
       LIMIT ${TOP_SHOWN}`,
-    [since.toISOString(), until.toISOString()],
+    params(scope),
+  );
+}
+
+/**
+ * Searches per collection: an event counts once for every collection of the set
+ * it searched (so the rows add up to more than the searches when sets overlap).
+ * By name, from the events' sets of ids; which key searched is never recorded.
+ */
+async function perCollection(sql: Sql, scope: Scope): Promise<CollectionSearches[]> {
+  return sql.query<CollectionSearches>(
+    `SELECT c.name AS collection, count(*)::int AS searches,
+            (count(*) FILTER (WHERE e.mode = 'no_match'))::int AS no_match
+       FROM search_events e CROSS JOIN LATERAL unnest(e.collections) AS x(id)
+       JOIN collections c ON c.id = x.id
+      WHERE ${EVENTS_IN}
+      GROUP BY c.name
+      ORDER BY 2 DESC, c.name COLLATE "C"`,
+    params(scope),
   );
 }
 
 const zeroCounts = (): Record<string, number> => Object.fromEntries(FEEDBACK_CATEGORIES.map((c) => [c, 0]));
 
-/** Feedback in the window per category, and per record (a slug or id resolved to the record's slug). */
-async function feedbackIn(sql: Sql, since: Date, until: Date): Promise<AnalyticsReport['feedback']> {
+/**
+ * Feedback in the window per category, and per record (a slug or id resolved to
+ * the record's slug). For one collection: only feedback about its records.
+ */
+async function feedbackIn(sql: Sql, scope: Scope): Promise<AnalyticsReport['feedback']> {
   const rows = await sql.query<{ record: string | null; title: string | null; category: string; n: number }>(
     `SELECT coalesce(r.slug, f.record_ref) AS record, r.title, f.category, count(*)::int AS n
        FROM feedback f
        LEFT JOIN LATERAL (
-         SELECT slug, title FROM records
+         SELECT slug, title, collection_id FROM records
           WHERE records.slug = f.record_ref
              OR records.id = CASE WHEN f.record_ref ~ '${SQL_UUID_PATTERN}' THEN f.record_ref::uuid END
           ORDER BY records.slug = f.record_ref DESC LIMIT 1
        ) r ON true
-      WHERE f.created_at >= $1::timestamptz AND f.created_at < $2::timestamptz
+      WHERE f.created_at >= $1::timestamptz AND f.created_at < $2::timestamptz AND ($3::int IS NULL OR r.collection_id = $3::int)
       GROUP BY 1, 2, 3`,
-    [since.toISOString(), until.toISOString()],
+    params(scope),
   );
   const byCategory = zeroCounts();
   const byRecord = new Map<string, RecordFeedback>();
@@ -158,15 +204,24 @@ async function feedbackIn(sql: Sql, since: Date, until: Date): Promise<Analytics
   return { total, by_category: byCategory, by_record: ranked.slice(0, TOP_RECORDS) };
 }
 
-/** The owner's report over the last `days` UTC days (today included). */
-export async function analyticsReport(sql: Sql, options: { days: number; now?: Date }): Promise<AnalyticsReport> {
+export interface ReportOptions {
+  readonly days: number;
+  readonly now?: Date;
+  /** Only searches whose collection set holds this collection, and feedback about its records. */
+  readonly collection?: { readonly id: number; readonly name: string };
+}
+
+/** The owner's report over the last `days` UTC days (today included), of every collection or of one. */
+export async function analyticsReport(sql: Sql, options: ReportOptions): Promise<AnalyticsReport> {
   const { since, until, dayNames } = windowOf(options.days, options.now ?? new Date());
-  const [days, technologies, topics, topRecords, feedback] = await Promise.all([
-    perDay(sql, since, until, dayNames),
-    gaps(sql, 'technologies', since, until),
-    gaps(sql, 'topics', since, until),
-    mostShown(sql, since, until),
-    feedbackIn(sql, since, until),
+  const scope: Scope = { since, until, collection: options.collection?.id ?? null };
+  const [days, technologies, topics, topRecords, feedback, collections] = await Promise.all([
+    perDay(sql, scope, dayNames),
+    gaps(sql, 'technologies', scope),
+    gaps(sql, 'topics', scope),
+    mostShown(sql, scope),
+    feedbackIn(sql, scope),
+    perCollection(sql, scope),
   ]);
   const sum = (pick: (d: DayCount) => number) => days.reduce((total, d) => total + pick(d), 0);
   const searches = sum((d) => d.searches);
@@ -178,6 +233,7 @@ export async function analyticsReport(sql: Sql, options: { days: number; now?: D
   ) as AnalyticsReport['modes'];
   return {
     days: options.days,
+    collection: options.collection?.name ?? null,
     since: since.toISOString(),
     searches,
     per_day: days,
@@ -186,6 +242,7 @@ export async function analyticsReport(sql: Sql, options: { days: number; now?: D
     coverage_gaps: { technologies, topics },
     top_records: topRecords,
     feedback,
+    per_collection: collections,
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * Analytics: the report `chatctx analytics` prints (the same `analytics.report`
  * admin command, so the same counts and the same retention purge), as summary
- * cards, a chart of searches per day by retrieval mode, coverage gaps, the records
+ * cards, searches per collection (and a filter to one collection), a chart of
+ * searches per day by retrieval mode, coverage gaps, the records
  * most shown, feedback per category and per record, and how the quoted evidence
  * stands. Every chart is an SVG drawn here on the server (no script) and every
  * number in it is also in a table beside it. The report holds no query text, so
@@ -9,6 +10,7 @@
  */
 import type { AnalyticsResult } from '../admin/admin-operations.ts';
 import type { CoverageGap } from '../analytics/search-analytics.ts';
+import type { CollectionInfo } from '../records/collections.ts';
 import { h, join, table, type Html } from './console-page.ts';
 import { refusal, render, type ConsoleApp, type ConsoleContext, type ConsoleDeps } from './console-context.ts';
 import { meter, perDayChart, percent } from './console-charts.ts';
@@ -24,14 +26,28 @@ function daysOf(c: ConsoleContext): { days: number; error?: string } {
   return { days: Number(text) };
 }
 
-function daysForm(days: number): Html {
+/** The filter form: the period, and one collection or all of them. */
+function daysForm(days: number, collections: readonly string[] = [], collection = ''): Html {
   const choices = [...new Set<number>([...DAY_CHOICES, days])].sort((a, b) => a - b);
   const options = join(choices.map((d) => (d === days ? h`<option value="${d}" selected>${d === 1 ? 'today' : `last ${d} days`}</option>` : h`<option value="${d}">${d === 1 ? 'today' : `last ${d} days`}</option>`)));
+  const option = (value: string, label: string) => (value === collection ? h`<option value="${value}" selected>${label}</option>` : h`<option value="${value}">${label}</option>`);
+  const names = join([option('', 'every collection'), ...collections.map((name) => option(name, name))]);
   return h`<form method="get" action="/console/analytics" class="inline filter">
 <p class="field"><label for="analytics-days">Period</label>
 <select id="analytics-days" name="days">${options}</select></p>
+<p class="field"><label for="analytics-collection">Collection</label>
+<select id="analytics-collection" name="collection">${names}</select></p>
 <button type="submit">Show</button>
 </form>`;
+}
+
+/** Searches per collection of the events' sets: a search counts for every collection it included. */
+function collectionTable(report: AnalyticsResult): Html {
+  const most = Math.max(1, ...report.per_collection.map((c) => c.searches));
+  const rows = report.per_collection.map(
+    (c) => h`<tr><th scope="row">${c.collection}</th><td>${c.searches} ${meter(c.searches, most, 'hybrid')}</td><td>${c.no_match}</td></tr>`,
+  );
+  return table('Searches per collection (a search counts for each collection it included)', ['Collection', 'Searches', 'No match'], rows, 'No searches in this period.');
 }
 
 function card(name: string, value: number, label: string): Html {
@@ -90,8 +106,11 @@ function evidenceTable(report: AnalyticsResult): Html {
 }
 
 function analyticsBody(report: AnalyticsResult): Html {
-  return h`<p>Since ${report.since.slice(0, 10)} (${report.days === 1 ? 'today' : `the last ${report.days} UTC days`}). The same report as <code>chatctx analytics --days ${report.days}</code>; no query text is ever kept.</p>
+  const scope = report.collection ? h` Collection <strong>${report.collection}</strong>: the searches that included it, and feedback about its records.` : '';
+  const command = `chatctx analytics --days ${report.days}${report.collection ? ` --collection ${report.collection}` : ''}`;
+  return h`<p>Since ${report.since.slice(0, 10)} (${report.days === 1 ? 'today' : `the last ${report.days} UTC days`}).${scope} The same report as <code>${command}</code>; no query text is ever kept, nor which key searched.</p>
 <section aria-labelledby="summary"><h2 id="summary">Summary</h2>${summary(report)}</section>
+<section aria-labelledby="per-collection"><h2 id="per-collection">Searches per collection</h2>${collectionTable(report)}</section>
 <section aria-labelledby="per-day"><h2 id="per-day">Searches by mode</h2>${perDayChart(report)}</section>
 <section aria-labelledby="gaps"><h2 id="gaps">Coverage gaps</h2>
 <p>Technologies and topics agents searched for that ended in no match: candidates for new records.</p>
@@ -105,14 +124,17 @@ function analyticsBody(report: AnalyticsResult): Html {
 
 async function analyticsPage(c: ConsoleContext, deps: ConsoleDeps): Promise<Response> {
   const { days, error } = daysOf(c);
+  const collection = (c.req.query('collection') ?? '').trim();
   const page = { title: 'Analytics', section: '/console/analytics' as const };
   if (error) return render(c, { ...page, error, body: daysForm(days) }, 400);
+  let names: string[] = [];
   try {
-    const report = (await deps.run({ op: 'analytics.report', days })) as AnalyticsResult;
-    return render(c, { ...page, body: h`${daysForm(days)}${analyticsBody(report)}` });
+    names = ((await deps.run({ op: 'collections.list' })) as CollectionInfo[]).map((x) => x.name);
+    const report = (await deps.run({ op: 'analytics.report', days, ...(collection ? { collection } : {}) })) as AnalyticsResult;
+    return render(c, { ...page, body: h`${daysForm(days, names, collection)}${analyticsBody(report)}` });
   } catch (failure) {
     const { message, status } = refusal(failure);
-    return render(c, { ...page, error: message, body: daysForm(days) }, status === 503 ? 503 : 400);
+    return render(c, { ...page, error: message, body: daysForm(days, names, collection) }, status === 503 ? 503 : status === 404 ? 404 : 400);
   }
 }
 

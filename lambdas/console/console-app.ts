@@ -32,6 +32,7 @@ import { registerQueuePages } from './console-queue.ts';
 import { registerRecordPages } from './console-records.ts';
 import { registerFeedbackPages } from './console-feedback.ts';
 import { registerAnalyticsPages } from './console-analytics.ts';
+import { registerCollectionPages } from './console-collections.ts';
 
 export interface OwnerConsole {
   /** Answers a request whose path starts with `/console`. */
@@ -92,6 +93,7 @@ export function createConsole(deps: ConsoleDeps): OwnerConsole {
   app.get('/', (c) => c.redirect('/console/queue', 303));
   registerQueuePages(app, deps);
   registerRecordPages(app, deps);
+  registerCollectionPages(app, deps);
   registerKeyPages(app, deps);
   registerFeedbackPages(app, deps);
   registerAnalyticsPages(app, deps);

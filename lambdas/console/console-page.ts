@@ -24,6 +24,7 @@ export const join = (parts: readonly Html[]): Html => raw(parts.join(''));
 export const NAV = [
   { path: '/console/queue', label: 'Review queue' },
   { path: '/console/records', label: 'Records' },
+  { path: '/console/collections', label: 'Collections' },
   { path: '/console/keys', label: 'Keys' },
   { path: '/console/feedback', label: 'Feedback' },
   { path: '/console/analytics', label: 'Analytics' },

@@ -4,18 +4,22 @@
  * `records.search`), the list of every record, and one record's page: the served or
  * an older approved version, its sources, its history (approvals with their
  * reviewers and overrides, the revision waiting, rejections, the deprecation),
- * word diffs between versions, and deprecating it with a successor. The same admin
- * commands as `chatctx records search|list|show|history|diff|deprecate`.
+ * word diffs between versions, its collection and moves, moving it to another
+ * collection (`console-collections.ts`), and deprecating it with a successor. The
+ * same admin commands as `chatctx records search|list|show|history|diff|move|deprecate`.
  */
 import type { RecordSummary } from '../records/record-review.ts';
 import type { RecordHistory } from '../records/record-history.ts';
-import type { OwnerSearchResult } from '../retrieval/search-explain.ts';
+import type { OwnerSearchAnswer } from '../admin/admin-operations.ts';
+import type { CollectionInfo } from '../records/collections.ts';
 import { h, join, postForm, table, textField, when, type Html } from './console-page.ts';
 import { done, field, formOf, refusal, render, type ConsoleApp, type ConsoleContext, type ConsoleDeps, noticeOf } from './console-context.ts';
 import { changesView, gateTable, queuePath, recordPath, recordText, sourcesTable, type RecordDiff, type ShownRecord } from './console-record-view.ts';
+import { moveForm, moveOf, movesTable, type MoveTyped } from './console-collections.ts';
 
 const NOTICES: Record<string, string> = {
   deprecated: 'Deprecated. Search and get_guidance no longer return it.',
+  moved: 'Moved. Searches see it in its new collection at once; the move is in the history below.',
 };
 
 /** The technologies field: comma-separated names. */
@@ -33,7 +37,7 @@ ${textField('search-technologies', 'technologies', 'Technologies (comma-separate
 </form>`;
 }
 
-function searchResults(found: OwnerSearchResult): Html {
+function searchResults(found: OwnerSearchAnswer): Html {
   const { result, explain } = found;
   const answer = result.results.length
     ? h`<ol class="results">${join(result.results.map((r) => h`<li><a href="${recordPath(r.slug)}">${r.title}</a> <code>${r.slug}</code><br>${r.summary ?? r.recommendation}${r.applicability_note ? h`<br><span class="hint">${r.applicability_note}</span>` : ''}</li>`))}</ol>`
@@ -46,6 +50,7 @@ function searchResults(found: OwnerSearchResult): Html {
   return h`<section aria-labelledby="answer"><h2 id="answer">What the agent gets</h2>${answer}</section>
 <section aria-labelledby="details"><h2 id="details">Retrieval details</h2>
 <dl class="facts">
+<dt>Collections searched</dt><dd>${found.collections.every_collection ? h`every one (${found.collections.names.join(', ')}): an owner sees everything; a guest sees public and a key its own` : found.collections.names.join(', ')}</dd>
 <dt>Mode</dt><dd>${explain.mode}${result.retrieval.degraded ? h` (degraded${result.retrieval.degraded_reason ? h`: ${result.retrieval.degraded_reason}` : ''})` : ''}</dd>
 <dt>Total candidates</dt><dd>${explain.total_candidates}</dd>
 <dt>Profile</dt><dd>${profile.name} (threshold ${profile.threshold}, at least ${Math.round(profile.min_share_of_top * 100)}% of the best score; ${profile.calibrated ? 'calibrated' : 'not calibrated for this encoder yet'})</dd>
@@ -58,7 +63,7 @@ ${table('Candidates judged, and why each was shown or cut', ['Record', 'Title', 
 function recordRows(records: readonly RecordSummary[]): Html[] {
   return records.map(
     (r) =>
-      h`<tr><th scope="row"><a href="${recordPath(r.slug)}">${r.slug}</a></th><td class="text">${r.title}</td><td>${r.status}${r.pending_revision ? h`, <a href="${queuePath(r.slug)}">revision waiting</a>` : ''}</td><td>${r.content_version}</td><td>${when(r.updated_at)}</td></tr>`,
+      h`<tr><th scope="row"><a href="${recordPath(r.slug)}">${r.slug}</a></th><td class="text">${r.title}</td><td>${r.status}${r.pending_revision ? h`, <a href="${queuePath(r.slug)}">revision waiting</a>` : ''}</td><td>${r.collection}</td><td>${r.content_version}</td><td>${when(r.updated_at)}</td></tr>`,
   );
 }
 
@@ -70,14 +75,21 @@ async function recordsPage(c: ConsoleContext, deps: ConsoleDeps): Promise<Respon
   let status: 200 | 400 = 200;
   if (q) {
     try {
-      const found = (await deps.run({ op: 'records.search', arguments: { query: q, technologies: technologiesOf(technologies) } })) as OwnerSearchResult;
+      const found = (await deps.run({ op: 'records.search', arguments: { query: q, technologies: technologiesOf(technologies) } })) as OwnerSearchAnswer;
       results = searchResults(found);
     } catch (failure) {
       error = refusal(failure).message;
       status = 400;
     }
   }
-  const records = (await deps.run({ op: 'records.list' })) as RecordSummary[];
+  const collection = (c.req.query('collection') ?? '').trim();
+  let records: RecordSummary[] = [];
+  try {
+    records = (await deps.run({ op: 'records.list', ...(collection ? { collection } : {}) })) as RecordSummary[];
+  } catch (failure) {
+    error = refusal(failure).message;
+    status = 400;
+  }
   return render(
     c,
     {
@@ -88,8 +100,9 @@ async function recordsPage(c: ConsoleContext, deps: ConsoleDeps): Promise<Respon
 <p>The same search agents run (search_knowledge), without counting it in the analytics.</p>
 ${searchForm(q, technologies)}</section>
 ${results}
-<section aria-labelledby="all"><h2 id="all">All records</h2>
-${table('Every record', ['Record', 'Title', 'Status', 'Version', 'Updated'], recordRows(records), 'No records yet. Import some with chatctx records import.')}
+<section aria-labelledby="all"><h2 id="all">${collection ? `Records in ${collection}` : 'All records'}</h2>
+${collection ? h`<p><a href="/console/records">Show every collection</a></p>` : ''}
+${table(collection ? `The records of ${collection}` : 'Every record', ['Record', 'Title', 'Status', 'Collection', 'Version', 'Updated'], recordRows(records), 'No records yet. Import some with chatctx records import.')}
 </section>`,
     },
     status,
@@ -121,7 +134,8 @@ function historyView(slug: string, history: RecordHistory): Html {
 ${table('Approved versions', ['Version', 'Approved by', 'When', 'Gates', 'Overrides', 'Changes'], rows, 'Never approved.')}
 ${pending}${deprecation}
 <h3>Rejected texts</h3>
-${table('Rejected texts', ['Kind', 'Rejected by', 'When', 'Reason'], rejections, 'Nothing was rejected.')}`;
+${table('Rejected texts', ['Kind', 'Rejected by', 'When', 'Reason'], rejections, 'Nothing was rejected.')}
+${movesTable(history.moves)}`;
 }
 
 function deprecateForm(slug: string, csrf: string, typed: { reason?: string; successor?: string }): Html {
@@ -143,10 +157,16 @@ function summaryOf(shown: ShownRecord): Html {
   const version = shown.shown_version === shown.content_version ? '' : h` <strong>This is version ${shown.shown_version}; version ${shown.content_version} is served.</strong>`;
   const pending = shown.pending_revision ? h` A revision waits for review: <a href="${queuePath(shown.slug)}">review it</a>.` : '';
   const candidate = shown.status === 'candidate' ? h` Not approved yet: <a href="${queuePath(shown.slug)}">review it</a>.` : '';
-  return h`<p>Status: <strong>${shown.status}</strong>. ${a ? h`Version ${a.content_version}, approved by ${a.approved_by ?? 'unknown'} ${when(a.approved_at)}.` : ''}${version}${pending}${candidate}</p>`;
+  return h`<p>Status: <strong>${shown.status}</strong>. Collection: <strong>${shown.collection}</strong>. ${a ? h`Version ${a.content_version}, approved by ${a.approved_by ?? 'unknown'} ${when(a.approved_at)}.` : ''}${version}${pending}${candidate}</p>`;
 }
 
-async function recordPage(c: ConsoleContext, deps: ConsoleDeps, slug: string, message: { error?: string; typed?: { reason?: string; successor?: string } } = {}, status: 200 | 400 | 404 | 409 = 200): Promise<Response> {
+interface PageMessage {
+  error?: string;
+  typed?: { reason?: string; successor?: string };
+  move?: MoveTyped;
+}
+
+async function recordPage(c: ConsoleContext, deps: ConsoleDeps, slug: string, message: PageMessage = {}, status: 200 | 400 | 404 | 409 = 200): Promise<Response> {
   const versionText = c.req.query('version');
   const version = versionText && /^\d{1,9}$/.test(versionText) ? Number(versionText) : undefined;
   let shown: ShownRecord | undefined;
@@ -157,6 +177,8 @@ async function recordPage(c: ConsoleContext, deps: ConsoleDeps, slug: string, me
   } catch (error) {
     return notFound(c, refusal(error).message);
   }
+  const csrf = c.get('frame').csrf;
+  const collections = shown ? ((await deps.run({ op: 'collections.list' })) as CollectionInfo[]) : [];
   const body = shown
     ? h`${summaryOf(shown)}
 <h2 id="text">Text</h2>${recordText(shown.record)}
@@ -173,7 +195,8 @@ ${shown.approval ? h`<h2 id="gates">Gates when approved</h2>${gateTable(shown.ap
       body: h`<p><code>${history.slug}</code> · <a href="/console/records">All records</a></p>
 ${body}
 ${historyView(history.slug, history)}
-${shown && shown.status !== 'deprecated' ? deprecateForm(history.slug, c.get('frame').csrf, message.typed ?? {}) : ''}`,
+${shown ? moveForm(history.slug, csrf, collections, shown.collection, message.move) : ''}
+${shown && shown.status !== 'deprecated' ? deprecateForm(history.slug, csrf, message.typed ?? {}) : ''}`,
     },
     status,
   );
@@ -219,6 +242,17 @@ export function registerRecordPages(app: ConsoleApp, deps: ConsoleDeps): void {
     } catch (error) {
       const { message, status: code } = refusal(error);
       return recordPage(c, deps, slug, { error: message, typed: { reason, successor } }, code === 409 ? 409 : 400);
+    }
+  });
+  app.post('/records/:slug/move', async (c) => {
+    const slug = c.req.param('slug');
+    const move = moveOf(await formOf(c));
+    try {
+      await deps.run({ op: 'records.move', record: slug, to: move.to, reason: move.reason, ...(move.reviewer ? { reviewer: move.reviewer } : {}) });
+      return done(c, recordPath(slug), 'moved');
+    } catch (error) {
+      const { message, status: code } = refusal(error);
+      return recordPage(c, deps, slug, { error: message, move }, code === 404 ? 404 : 400);
     }
   });
 }

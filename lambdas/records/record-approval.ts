@@ -29,6 +29,8 @@ export interface ReviewOptions {
   readonly reviewer: string;
   readonly overrides: readonly Override[];
   readonly now?: Date;
+  /** The collection new records of an import go into, by name (`importRecords`' option). @default public */
+  readonly collection?: string;
 }
 
 /** The gate report of each record against the approved corpus and the store's policy. */
@@ -101,7 +103,7 @@ export interface ReviewedImport {
 export async function importReviewed(sql: Sql, records: readonly RecordFile[], approve: boolean, options: ReviewOptions): Promise<ReviewedImport> {
   const gates = await gateReports(sql, await toPublish(sql, records), options.rules, options.now);
   const approval = approve ? approvalFor(gates, options) : undefined;
-  const summary = await importRecords(sql, records, { approve, approval });
+  const summary = await importRecords(sql, records, { approve, approval, collection: options.collection });
   return { summary, gates };
 }
 

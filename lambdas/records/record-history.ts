@@ -1,7 +1,8 @@
 /**
  * What an owner reads about one record: the version served (or any approved
  * version), who approved each version with which gate report and overrides, the
- * revision waiting for review, the deprecation and its successor, and a
+ * revision waiting for review, the deprecation and its successor, the record's
+ * collection and its moves between collections, and a
  * field-by-field diff between any two of those texts (`records show`, `records
  * history`, `records diff`).
  */
@@ -29,6 +30,16 @@ interface RecordRow {
   revision: string | null;
   revision_staged_at: string | null;
   snapshot_fallback: Record<string, unknown>;
+  collection: string;
+}
+
+/** One move of a record between collections: a reviewed change (`record-move.ts`). */
+export interface MoveEntry {
+  from: string;
+  to: string;
+  reviewer: string;
+  reason: string;
+  moved_at: string;
 }
 
 export interface VersionRow {
@@ -56,8 +67,9 @@ async function loadRecord(sql: Sql, identifier: string): Promise<RecordRow> {
     `SELECT r.id::text AS id, r.slug, r.status, r.content_version, r.updated_at, r.approved_at, r.reviewed_at::text AS reviewed_at,
             r.license, r.deprecated_at, r.deprecation_reason, s.slug AS successor, r.file,
             v.content AS revision, v.staged_at AS revision_staged_at,
-            to_jsonb(r) - 'search_vector' - 'file' AS snapshot_fallback
-       FROM records r LEFT JOIN record_revisions v ON v.record_id = r.id LEFT JOIN records s ON s.id = r.superseded_by
+            to_jsonb(r) - 'search_vector' - 'file' AS snapshot_fallback, c.name AS collection
+       FROM records r JOIN collections c ON c.id = r.collection_id
+            LEFT JOIN record_revisions v ON v.record_id = r.id LEFT JOIN records s ON s.id = r.superseded_by
       WHERE r.slug = $1 OR r.id = $2::uuid`,
     [identifier, asRecordId(identifier)],
     { json: ['snapshot_fallback'] },
@@ -72,6 +84,16 @@ async function loadVersions(sql: Sql, id: string): Promise<VersionRow[]> {
        FROM record_history WHERE record_id = $1::uuid ORDER BY content_version`,
     [id],
     { json: ['gate_report', 'overrides', 'snapshot'] },
+  );
+}
+
+/** Every move of the record between collections, oldest first, by collection name. */
+async function movesOf(sql: Sql, id: string): Promise<MoveEntry[]> {
+  return sql.query<MoveEntry>(
+    `SELECT f.name AS "from", t.name AS "to", m.reviewer, m.reason, m.moved_at
+       FROM record_moves m JOIN collections f ON f.id = m.from_collection JOIN collections t ON t.id = m.to_collection
+      WHERE m.record_id = $1::uuid ORDER BY m.moved_at, m.id`,
+    [id],
   );
 }
 
@@ -103,6 +125,8 @@ export async function showRecord(sql: Sql, identifier: string, version?: number)
     status: row.status,
     content_version: row.content_version,
     shown_version: shown,
+    /** The collection the record is in now (whichever version is shown). */
+    collection: row.collection,
     updated_at: row.updated_at,
     reviewed_at: row.reviewed_at,
     license: row.license,
@@ -112,6 +136,7 @@ export async function showRecord(sql: Sql, identifier: string, version?: number)
     deprecation: row.deprecated_at ? { deprecated_at: row.deprecated_at, reason: row.deprecation_reason, superseded_by: row.successor } : null,
     /** The newest check of each source's excerpt against its page, in source order; null when never checked. */
     source_checks: sources.map((s) => (s.evidence_excerpt ? (checks.get(checkKey(s.url, s.evidence_excerpt)) ?? null) : null)),
+    moves: await movesOf(sql, row.id),
   };
 }
 
@@ -125,11 +150,15 @@ export interface RecordHistory {
   /** The record's status, or `rejected` for a candidate that was rejected (it is no longer in the store). */
   status: string;
   content_version: number;
+  /** The collection the record is in now; null for a rejected candidate no longer stored. */
+  collection: string | null;
   versions: NonNullable<ReturnType<typeof approvalOf>>[];
   pending_revision: { staged_at: string } | null;
   deprecation: { deprecated_at: string; reason: string | null; superseded_by: string | null } | null;
   /** Every rejected candidate text or revision of this record (or of its slug), oldest first: who, why, when. */
   rejections: RejectionEntry[];
+  /** Every move between collections, oldest first: from, to, who, why, when. */
+  moves: MoveEntry[];
 }
 
 /** Every approved version with its approval, then the pending revision, the deprecation and the rejections. */
@@ -145,10 +174,12 @@ export async function recordHistory(sql: Sql, identifier: string): Promise<Recor
     slug: row.slug,
     status: row.status,
     content_version: row.content_version,
+    collection: row.collection,
     versions: versions.map((v) => approvalOf(v)!),
     pending_revision: row.revision_staged_at ? { staged_at: row.revision_staged_at } : null,
     deprecation: row.deprecated_at ? { deprecated_at: row.deprecated_at, reason: row.deprecation_reason, superseded_by: row.successor } : null,
     rejections: await rejectionsOf(sql, { id: row.id, slug: row.slug }),
+    moves: await movesOf(sql, row.id),
   };
 }
 
@@ -160,7 +191,7 @@ async function rejectedCandidate(sql: Sql, identifier: string, notFound: NotFoun
   );
   if (!last) throw notFound;
   const rejections = await rejectionsOf(sql, last);
-  return { id: last.id, slug: last.slug, status: 'rejected', content_version: 0, versions: [], pending_revision: null, deprecation: null, rejections };
+  return { id: last.id, slug: last.slug, status: 'rejected', content_version: 0, collection: null, versions: [], pending_revision: null, deprecation: null, rejections, moves: [] };
 }
 
 export interface FieldChange {

@@ -12,6 +12,7 @@ import { setStatuses } from './record-import.ts';
 import type { RecordStatus } from './record-schema.ts';
 import { asRecordId, recordIdsParam, textSet, uuidSet } from './record-identifiers.ts';
 import { checkKey, latestChecks } from './source-verification.ts';
+import { collectionIds } from './collections.ts';
 
 export interface RecordSummary {
   id: string;
@@ -26,15 +27,22 @@ export interface RecordSummary {
   pending_revision: boolean;
   /** Whether the passages embedded match the current text (for the given model). */
   embedded: boolean;
+  /** The name of the collection the record belongs to. */
+  collection: string;
 }
 
-export async function listRecords(sql: Sql, options: { status?: RecordStatus; limit: number }): Promise<RecordSummary[]> {
+/** Records by slug, optionally of one status and one collection (by name; an unknown name is a `NotFoundError`). */
+export async function listRecords(sql: Sql, options: { status?: RecordStatus; collection?: string; limit: number }): Promise<RecordSummary[]> {
+  const collection = options.collection === undefined ? null : (await collectionIds(sql, [options.collection])).get(options.collection)!;
   return sql.query<RecordSummary>(
-    `SELECT id::text AS id, slug, title, status, content_version, updated_at, approved_at, reviewed_at::text AS reviewed_at,
-            EXISTS (SELECT 1 FROM record_revisions v WHERE v.record_id = records.id) AS pending_revision,
-            (embedded_hash IS NOT DISTINCT FROM content_hash AND embedding_model IS NOT NULL) AS embedded
-       FROM records WHERE ($1::text IS NULL OR status = $1) ORDER BY slug LIMIT $2`,
-    [options.status ?? null, options.limit],
+    `SELECT r.id::text AS id, r.slug, r.title, r.status, r.content_version, r.updated_at, r.approved_at, r.reviewed_at::text AS reviewed_at,
+            EXISTS (SELECT 1 FROM record_revisions v WHERE v.record_id = r.id) AS pending_revision,
+            (r.embedded_hash IS NOT DISTINCT FROM r.content_hash AND r.embedding_model IS NOT NULL) AS embedded,
+            c.name AS collection
+       FROM records r JOIN collections c ON c.id = r.collection_id
+      WHERE ($1::text IS NULL OR r.status = $1) AND ($3::int IS NULL OR r.collection_id = $3)
+      ORDER BY r.slug LIMIT $2`,
+    [options.status ?? null, options.limit, collection],
   );
 }
 

@@ -16,6 +16,7 @@ import type { Embedder } from '../ports/embedder.ts';
 import type { Secrets } from '../ports/secrets.ts';
 import type { Logger } from '../ports/logger.ts';
 import { ValidationError } from '../errors/app-error.ts';
+import { GUEST_SCOPE, type CallerScope } from '../auth/caller-scope.ts';
 import { searchKnowledgeInput, type SearchKnowledgeInput, type SearchKnowledgeOutput } from '../../schema/tools.ts';
 import type { ProfileName } from './relevance.ts';
 import { searchKnowledge, type SearchTrace } from './search-service.ts';
@@ -73,7 +74,12 @@ export interface OwnerSearchDeps {
 const NO_EVENTS: SearchEventSink = { record: async () => {} };
 const SILENT: Logger = { info() {}, warn() {}, error() {} };
 
-export async function ownerSearch(deps: OwnerSearchDeps, args: unknown): Promise<OwnerSearchResult> {
+/**
+ * `scope` is the collections searched, as a caller scoped to them would search
+ * them (the admin operation defaults it to every collection: an owner sees all).
+ * @default the guest's scope
+ */
+export async function ownerSearch(deps: OwnerSearchDeps, args: unknown, scope: CallerScope = GUEST_SCOPE): Promise<OwnerSearchResult> {
   const parsed = searchKnowledgeInput.safeParse(args ?? {});
   if (!parsed.success) {
     throw new ValidationError('Invalid search_knowledge arguments.', {
@@ -84,6 +90,7 @@ export async function ownerSearch(deps: OwnerSearchDeps, args: unknown): Promise
   const result = await searchKnowledge(
     { sql: deps.sql, secrets: deps.secrets, embedder: deps.embedder, logger: SILENT, events: NO_EVENTS, trace: (t) => (trace = t) },
     parsed.data,
+    scope,
   );
   return { result, explain: explainAnswer(trace!, parsed.data, result) };
 }

@@ -282,7 +282,7 @@ describe('keys', () => {
       order.push(await focused());
     }
     expect(order[0]).toBe('Skip to content');
-    const nav = ['Review queue', 'Records', 'Keys', 'Feedback', 'Analytics'];
+    const nav = ['Review queue', 'Records', 'Collections', 'Keys', 'Feedback', 'Analytics'];
     expect(order.slice(1, 1 + nav.length)).toEqual(nav);
     expect(order.at(-1)).toBe('key-name');
 

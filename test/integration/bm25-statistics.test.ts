@@ -3,6 +3,8 @@
  * the approved records (their weighted tsvector and their `asked_as` phrasings),
  * whatever happened to the records: added, changed, approved, deprecated; and the
  * phrasings the duplicates gate looks up must be exactly the approved records'.
+ * Per collection too: each collection's N, length and document frequencies equal
+ * those of its own approved records, after imports into a collection and moves.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
@@ -10,6 +12,8 @@ import { importRecords } from '../../lambdas/records/record-import.ts';
 import { readRecordFiles, validateRecords } from '../../lambdas/records/record-files.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 import { FIELD_WEIGHTS } from '../../lambdas/records/bm25-index.ts';
+import { createCollection } from '../../lambdas/records/collections.ts';
+import { moveRecord } from '../../lambdas/records/record-move.ts';
 
 let store: MemoryStore;
 
@@ -28,6 +32,8 @@ const record = (slug: string, recommendation: string, extra: Record<string, unkn
     ],
     () => slug,
   );
+
+const WEIGHT = `CASE w WHEN 'A' THEN ${FIELD_WEIGHTS.A} WHEN 'B' THEN ${FIELD_WEIGHTS.B} WHEN 'C' THEN ${FIELD_WEIGHTS.C} ELSE ${FIELD_WEIGHTS.D} END`;
 
 /** Statistics recomputed from the tsvectors of approved records: the weighted fields, plus asked_as at its own weight. */
 async function fromScratch() {
@@ -63,7 +69,53 @@ async function maintained() {
   return { terms, df, n: stats.n, totalLen: Number(stats.total_len) };
 }
 
+/**
+ * Per collection, recomputed from the approved records' own collection: N, total
+ * length and each lexeme's document frequency; each key is `collection lexeme`.
+ */
+async function perCollectionFromScratch() {
+  const terms = await store.sql.query<{ lexeme: string; collection_id: number; record_id: string; tf: number }>(
+    `SELECT lexeme, collection_id, record_id, sum(tf)::real AS tf FROM (
+       SELECT u.lexeme, r.collection_id, r.id::text AS record_id, (SELECT sum(${WEIGHT}) FROM unnest(u.weights) w) AS tf
+         FROM records r, unnest(r.search_vector) u WHERE r.status = 'approved'
+       UNION ALL
+       SELECT u.lexeme, r.collection_id, r.id::text, ${FIELD_WEIGHTS.asked} * array_length(u.positions, 1)
+         FROM records r, unnest(r.asked_vector) u WHERE r.status = 'approved') f
+      GROUP BY 1, 2, 3`,
+  );
+  const df = new Map<string, number>();
+  const totals = new Map<number, number>();
+  for (const t of terms) {
+    df.set(`${t.collection_id} ${t.lexeme}`, (df.get(`${t.collection_id} ${t.lexeme}`) ?? 0) + 1);
+    totals.set(Number(t.collection_id), (totals.get(Number(t.collection_id)) ?? 0) + Number(t.tf));
+  }
+  const counts = await store.sql.query<{ collection_id: number; n: number }>(
+    "SELECT collection_id, count(*)::int AS n FROM records WHERE status = 'approved' GROUP BY 1 ORDER BY 1",
+  );
+  const stats = counts.map((c) => ({ collection_id: Number(c.collection_id), n: c.n, total_len: totals.get(Number(c.collection_id)) ?? 0 }));
+  return { df, stats };
+}
+
+async function perCollectionMaintained() {
+  const rows = await store.sql.query<{ lexeme: string; collection_id: number; df: number }>('SELECT lexeme, collection_id, df FROM collection_term_stats WHERE df > 0');
+  const df = new Map(rows.map((r) => [`${r.collection_id} ${r.lexeme}`, r.df]));
+  const stats = (
+    await store.sql.query<{ collection_id: number; n: number; total_len: number }>('SELECT collection_id, n, total_len FROM collection_stats WHERE n > 0 ORDER BY 1')
+  ).map((r) => ({ collection_id: Number(r.collection_id), n: r.n, total_len: Number(r.total_len) }));
+  // Every index row names its record's collection (search filters on it).
+  const [stray] = await store.sql.query<{ n: number }>(
+    `SELECT (SELECT count(*) FROM record_terms t JOIN records r ON r.id = t.record_id WHERE t.collection_id <> r.collection_id)
+          + (SELECT count(*) FROM record_passages p JOIN records r ON r.id = p.record_id WHERE p.collection_id <> r.collection_id) AS n`,
+  );
+  return { df, stats, stray: Number(stray!.n) };
+}
+
 async function expectConsistent() {
+  const [perExpected, perActual] = [await perCollectionFromScratch(), await perCollectionMaintained()];
+  expect(perActual.stray).toBe(0);
+  expect(perActual.df).toEqual(perExpected.df);
+  expect(perActual.stats.map((s) => [s.collection_id, s.n])).toEqual(perExpected.stats.map((s) => [s.collection_id, s.n]));
+  perActual.stats.forEach((s, i) => expect(s.total_len).toBeCloseTo(perExpected.stats[i]!.total_len, 3));
   const [expected, actual] = [await fromScratch(), await maintained()];
   expect(actual.n).toBe(expected.n);
   expect(actual.totalLen).toBeCloseTo(expected.totalLen, 3);
@@ -172,5 +224,24 @@ describe('BM25 statistics', () => {
     await expectConsistent();
     const hits = (await store.tools.search_knowledge({ query: 'quokkas keyset' })).structuredContent as any;
     expect(hits.results.map((r: any) => r.slug)).not.toContain('one');
+  });
+
+  it('keep each collection\'s statistics apart, through an import into a collection and moves between collections', async () => {
+    await createCollection(store.sql, 'support', null);
+    await createCollection(store.sql, 'staff', null);
+    await importRecords(store.sql, await record('three', 'Echidnas shard their queues.'), { approve: true, collection: 'support' });
+    await importRecords(store.sql, await record('four', 'Echidnas and numbats batch their writes.'), { approve: true, collection: 'support' });
+    await expectConsistent();
+    await moveRecord(store.sql, { record: 'three', to: 'staff', reviewer: 'owner', reason: 'staff-only runbook from now on' });
+    await expectConsistent();
+    await moveRecord(store.sql, { record: 'two', to: 'support', reviewer: 'owner', reason: 'belongs with the support runbooks' });
+    await expectConsistent();
+    const [{ df: inSupport }] = (await store.sql.query<{ df: number }>(
+      "SELECT df FROM collection_term_stats t JOIN collections c ON c.id = t.collection_id WHERE c.name = 'support' AND t.lexeme = 'numbat'",
+    )) as [{ df: number }];
+    expect(inSupport).toBe(2); // 'two' (its asked_as) and 'four'
+    await moveRecord(store.sql, { record: 'two', to: 'public', reviewer: 'owner', reason: 'cleared for everyone again' });
+    await expectConsistent();
+    expect((await maintained()).n).toBe(starterCount + 3);
   });
 });

@@ -236,6 +236,22 @@ describe('analytics', () => {
     expect(wrong.text).toContain('Days is a whole number from 1 to 3650.');
     expect((await client.page('/console/analytics?days=3651')).status).toBe(400);
   });
+
+  it('shows searches per collection, and filters the report to one collection', async () => {
+    expect(page).toMatch(/<th scope="row">public<\/th><td>3 <svg class="meter"/);
+    expect(page).toContain('<option value="" selected>every collection</option>');
+    await runAdminCommand(deps, { op: 'collections.create', name: 'insight-team' });
+    const client = await signedIn();
+    const filtered = await client.page('/console/analytics?collection=insight-team');
+    expect(filtered.status).toBe(200);
+    expect(filtered.text).toContain('<option value="insight-team" selected>insight-team</option>');
+    expect(filtered.text).toContain('<code>chatctx analytics --days 30 --collection insight-team</code>');
+    expect(count(filtered.text, 'searches')).toBe(0);
+    expect(count(filtered.text, 'feedback')).toBe(0);
+    const unknown = await client.page('/console/analytics?collection=nowhere');
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).toContain('No collection is named');
+  });
 });
 
 describe('chart arithmetic', () => {

@@ -4,13 +4,15 @@
  * fails, refused without an override and approved with one (then served by
  * get_guidance, with the reviewer and the override in its history); a pending
  * revision's word diff; rejecting; an owner's search with shown and cut
- * candidates; deprecating with a successor.
+ * candidates; deprecating with a successor; the collections page, records by
+ * collection, and moving a record with the Move form (its history shows the move).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsole, type OwnerConsole } from '../../lambdas/console/console-app.ts';
 import { gateSummary } from '../../lambdas/console/console-queue.ts';
 import { technologiesOf } from '../../lambdas/console/console-records.ts';
 import { wordDiff } from '../../lambdas/console/console-record-view.ts';
+import { movesTable } from '../../lambdas/console/console-collections.ts';
 import { runAdminCommand, type AdminDeps } from '../../lambdas/admin/admin-operations.ts';
 import { CUT_REASONS, type OwnerSearchResult } from '../../lambdas/retrieval/search-explain.ts';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
@@ -216,7 +218,70 @@ describe('records', () => {
     expect((await guidance('console-old-way')).superseded_by).toEqual({ 'console-old-way': 'console-new-way' });
   });
 
+  it('lists records with their collection, and filters them by one', async () => {
+    await run({ op: 'collections.create', name: 'console-team' });
+    await run({ op: 'records.import', records: [reviewedRecord('console-team-runbook')], approve: true, reviewer: 'owner', collection: 'console-team' });
+    const all = await client.page('/console/records');
+    expect(all.text).toContain('<th scope="col">Collection</th>');
+    expect(all.text).toMatch(/console-team-runbook<\/a><\/th>.*?<td>console-team<\/td>/s);
+    const only = await client.page('/console/records?collection=console-team');
+    expect(only.status).toBe(200);
+    expect(words(only.text)).toContain('Records in console-team');
+    expect(only.text).toContain('<a href="/console/records/console-team-runbook">');
+    expect(only.text).not.toContain('<a href="/console/records/console-new-way">');
+    expect((await client.page('/console/records?collection=nowhere')).status).toBe(400);
+  });
+
+  it('moves a record with a reviewer and a reason; the move is in its history, and a form without the token is refused', async () => {
+    const page = await client.page('/console/records/console-team-runbook');
+    expect(words(page.text)).toContain('Collection: console-team');
+    expect(page.text).toContain('<form method="post" action="/console/records/console-team-runbook/move">');
+    expect(page.text).toMatch(/<select id="move-to" name="to"><option value="public">public<\/option><\/select>/);
+    expect(words(page.text)).toContain('Never moved.');
+
+    const forged = await client.post('/console/records/console-team-runbook/move', { _csrf: 'not-the-token', to: 'public', reason: 'cleared for every customer' });
+    expect(forged.status).toBe(403);
+    const short = await client.post('/console/records/console-team-runbook/move', { to: 'public', reviewer: 'Console Owner', reason: 'too short' });
+    expect(short.status).toBe(400);
+    const shortText = await short.text();
+    expect(shortText).toContain('at least 10 characters');
+    expect(shortText).toContain('>too short</textarea>');
+    expect(shortText).toContain('value="Console Owner"');
+    expect((await run({ op: 'records.show', id: 'console-team-runbook' })) as { collection: string }).toMatchObject({ collection: 'console-team' });
+
+    const moved = await client.post('/console/records/console-team-runbook/move', { to: 'public', reviewer: 'Console Owner', reason: 'cleared for every customer' });
+    expect(moved.status).toBe(303);
+    expect(moved.headers.get('location')).toBe('/console/records/console-team-runbook?done=moved');
+    const after = await client.page('/console/records/console-team-runbook?done=moved');
+    const text = words(after.text);
+    expect(text).toContain('Moved. Searches see it in its new collection at once');
+    expect(text).toContain('Collection: public');
+    expect(text).toMatch(/console-team → public Console Owner .* UTC cleared for every customer/);
+    expect(after.text).toMatch(/<select id="move-to" name="to"><option value="console-team">console-team<\/option><\/select>/);
+  });
+
+  it('lists the collections and creates one, keeping what was typed when refused', async () => {
+    const page = await client.page('/console/collections');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<a href="/console/collections" aria-current="page">Collections</a>');
+    expect(page.text).toContain('<a href="/console/records?collection=console-team">console-team</a>');
+    const reserved = await client.post('/console/collections', { name: 'feedback', description: 'Agent notes' });
+    expect(reserved.status).toBe(400);
+    const reservedText = await reserved.text();
+    expect(reservedText).toContain('reserved');
+    expect(reservedText).toContain('value="Agent notes"');
+    const twice = await client.post('/console/collections', { name: 'console-team' });
+    expect(twice.status).toBe(409);
+    const created = await client.post('/console/collections', { name: 'console-partners', description: 'For partner agents' });
+    expect(created.status).toBe(303);
+    const after = await client.page('/console/collections?done=created');
+    expect(after.text).toContain('The collection is created.');
+    expect(words(after.text)).toContain('console-partners For partner agents 0 0 0 0');
+  });
+
   it('escapes what a record says', () => {
     expect(String(wordDiff('a <b>', 'a <i>'))).not.toContain('<i>');
+    const move = { from: 'public', to: 'team', reviewer: '<b>owner</b>', reason: 'moved <script>x</script>', moved_at: '2026-01-01T00:00:00.000Z' };
+    expect(String(movesTable([move]))).not.toMatch(/<b>|<script>/);
   });
 });

@@ -18,6 +18,8 @@ import { importRecords } from '../../lambdas/records/record-import.ts';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 import { memoryStore } from '../support/store.ts';
+import { moveRecord } from '../../lambdas/records/record-move.ts';
+import { runAdminCommand, type AnalyticsResult } from '../../lambdas/admin/admin-operations.ts';
 import { startDataApiFixture } from '../support/data-api-fixture.ts';
 
 interface Store {
@@ -59,13 +61,28 @@ interface EventSpec {
   technologies?: string[];
   topics?: string[];
   degraded?: boolean;
+  /** The ids of the collections searched. @default public only */
+  collections?: number[];
+  /** The ids of the records returned. */
+  results?: string[];
 }
 
 async function searchEvent(at: string, e: EventSpec): Promise<void> {
   await store.sql.query(
-    `INSERT INTO search_events (query_hash, topics, technologies, mode, result_count, degraded, created_at)
-     VALUES ($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), ARRAY(SELECT jsonb_array_elements_text($3::jsonb)), $4, $5, $6, $7::timestamptz)`,
-    [HASH, JSON.stringify(e.topics ?? []), JSON.stringify(e.technologies ?? []), e.mode, e.mode === 'no_match' ? 0 : 2, e.degraded ?? false, at],
+    `INSERT INTO search_events (query_hash, topics, technologies, mode, result_count, degraded, created_at, collections, result_ids)
+     VALUES ($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), ARRAY(SELECT jsonb_array_elements_text($3::jsonb)), $4, $5, $6, $7::timestamptz,
+             ARRAY(SELECT jsonb_array_elements_text($8::jsonb)::int), ARRAY(SELECT jsonb_array_elements_text($9::jsonb)::uuid))`,
+    [
+      HASH,
+      JSON.stringify(e.topics ?? []),
+      JSON.stringify(e.technologies ?? []),
+      e.mode,
+      e.mode === 'no_match' ? 0 : 2,
+      e.degraded ?? false,
+      at,
+      JSON.stringify(e.collections ?? [1]),
+      JSON.stringify(e.results ?? []),
+    ],
   );
 }
 
@@ -175,6 +192,7 @@ describe.each([
       const report = await analyticsReport(store.sql, { days: 2, now: new Date('2030-01-01T00:00:00.000Z') });
       expect(report).toEqual({
         days: 2,
+        collection: null,
         since: '2029-12-31T00:00:00.000Z',
         searches: 0,
         per_day: ['2029-12-31', '2030-01-01'].map((day) => ({ day, searches: 0, hybrid: 0, keyword_fallback: 0, no_match: 0, degraded: 0 })),
@@ -183,6 +201,7 @@ describe.each([
         coverage_gaps: { technologies: [], topics: [] },
         top_records: [],
         feedback: { total: 0, by_category: { helpful: 0, not_helpful: 0, incorrect: 0, outdated: 0, missing: 0, other: 0 }, by_record: [] },
+        per_collection: [],
       });
     });
 
@@ -217,6 +236,52 @@ describe.each([
         { slug: PAGINATION, title: expect.stringMatching(/pagination/i), shown: 1 },
       ]);
       await store.sql.query("DELETE FROM search_events WHERE query_hash = 'h'");
+    });
+  });
+
+  describe('per collection', () => {
+    const DAY = '2032-07-07T12:00:00.000Z';
+    const at = new Date(DAY);
+    it('counts only the searches whose collection set holds the collection, feedback about its records, and searches per collection by name', async () => {
+      const [row] = await store.sql.query<{ id: number }>("INSERT INTO collections (name) VALUES ('support') RETURNING id");
+      const support = Number(row!.id);
+      await moveRecord(store.sql, { record: PAGINATION, to: 'support', reviewer: 'owner', reason: 'internal runbook from now on' });
+      const [keys, pagination] = [await idOf(KEYS), await idOf(PAGINATION)];
+      await searchEvent(DAY, { mode: 'hybrid', collections: [1, support], results: [pagination, keys] });
+      await searchEvent(DAY, { mode: 'no_match', collections: [1, support], technologies: ['Erlang'] });
+      await searchEvent(DAY, { mode: 'hybrid', collections: [1], results: [keys] });
+      await searchEvent(DAY, { mode: 'no_match', collections: [1], technologies: ['Cobol'] });
+      await feedback(DAY, 'incorrect', PAGINATION);
+      await feedback(DAY, 'helpful', KEYS);
+      await feedback(DAY, 'missing', null);
+
+      const all = await analyticsReport(store.sql, { days: 1, now: at });
+      expect(all.searches).toBe(4);
+      expect(all.per_collection).toEqual([
+        { collection: 'public', searches: 4, no_match: 2 },
+        { collection: 'support', searches: 2, no_match: 1 },
+      ]);
+      expect(all.feedback.total).toBe(3);
+
+      const report = await analyticsReport(store.sql, { days: 1, now: at, collection: { id: support, name: 'support' } });
+      expect(report.collection).toBe('support');
+      expect(report.searches).toBe(2);
+      expect(report.modes.no_match.count).toBe(1);
+      expect(report.coverage_gaps.technologies.map((g) => g.name)).toEqual(['Erlang']);
+      expect(report.top_records.map((r) => r.slug)).toEqual([PAGINATION]);
+      expect(report.feedback.total).toBe(1);
+      expect(report.feedback.by_record.map((r) => r.record)).toEqual([PAGINATION]);
+      expect(report.per_collection.map((c) => c.collection)).toEqual(['public', 'support']);
+    });
+
+    it('runs from the admin operation by collection name, the evidence of that collection\'s records only', async () => {
+      const deps = { sql: store.sql, secrets: { pepper: async () => Buffer.alloc(32) }, searchEventRetentionDays: 36500 };
+      const report = (await runAdminCommand(deps, { op: 'analytics.report', days: 1, collection: 'support' })) as AnalyticsResult;
+      expect(report.collection).toBe('support');
+      const evidence = Object.values(report.evidence).reduce((sum, n) => sum + n, 0);
+      const everywhere = (await runAdminCommand(deps, { op: 'analytics.report', days: 1 })) as AnalyticsResult;
+      expect(Object.values(everywhere.evidence).reduce((sum, n) => sum + n, 0)).toBeGreaterThan(evidence);
+      await expect(runAdminCommand(deps, { op: 'analytics.report', collection: 'nowhere' })).rejects.toMatchObject({ code: 'not_found' });
     });
   });
 
