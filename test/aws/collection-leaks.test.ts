@@ -132,9 +132,10 @@ describe('the tool functions with the scope the gateway sends', () => {
   });
 
   it('list an internal slug, id or deprecated record as missing for a guest, exactly like an unknown one and like store B', async () => {
-    const [{ id: piiId }] = await backends!.sql.query<{ id: string }>('SELECT id::text AS id FROM records WHERE slug = $1', [INTERNAL.pii]);
+    const [pii] = await backends!.sql.query<{ id: string }>('SELECT id::text AS id FROM records WHERE slug = $1', [INTERNAL.pii]);
+    const piiId = pii!.id;
     const unknown = await invoke('get_guidance', { ids: [UNKNOWN] });
-    for (const identifier of [INTERNAL.pii, piiId!, INTERNAL.oldRetry]) {
+    for (const identifier of [INTERNAL.pii, piiId, INTERNAL.oldRetry]) {
       for (const scope of [undefined, PUBLIC_SCOPE]) {
         expect(withIdAs(await invoke('get_guidance', { ids: [identifier] }, scope), identifier, UNKNOWN)).toEqual(unknown);
       }

@@ -1,7 +1,9 @@
 /**
  * No leaks, local runtime: two real `chatctx serve` processes, driven by the official
  * MCP SDK client over HTTP. Store A holds the starter corpus and an `internal`
- * collection (test/support/collection-leaks.ts); store B the starter corpus alone.
+ * collection (test/support/collection-leaks.ts): a handful of records written for it,
+ * and an internal copy of every starter record, whose passages sit beside each public
+ * one; store B holds the starter corpus alone.
  * Both are prepared as an owner's import would leave them and embedded by the
  * server itself at start (the starter corpus from its shipped vectors, the internal
  * records by the bundled encoder), so every search runs hybrid.
@@ -21,6 +23,7 @@ import {
   INTERNAL,
   QUESTIONS,
   addInternalCollection,
+  addInternalTwins,
   comparable,
   internalMentions,
   scopedKeys,
@@ -29,7 +32,8 @@ import {
   type ScopedKeys,
 } from '../support/collection-leaks.ts';
 import { DataDirLock, storePath } from '../../lambdas/local/data-dir.ts';
-import { loadStarterCorpusOnce, openLocalStore } from '../../lambdas/local/local-store.ts';
+import { STARTER_CORPUS_DIR, loadStarterCorpusOnce, openLocalStore } from '../../lambdas/local/local-store.ts';
+import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
 
 type Caller = 'guest' | 'publicOnly' | 'internal';
@@ -55,6 +59,7 @@ async function prepare(dir: string, withInternal: boolean): Promise<void> {
     await loadStarterCorpusOnce(store);
     if (!withInternal) return;
     internalId = await addInternalCollection(store.sql);
+    await addInternalTwins(store.sql, await readRecordFiles(STARTER_CORPUS_DIR));
     keys = await scopedKeys(store.sql, store.secrets, internalId);
     const rows = await store.sql.query<{ id: string; slug: string }>('SELECT id::text AS id, slug FROM records WHERE collection_id = $1', [internalId]);
     internalIds = new Map(rows.map((r) => [r.slug, r.id]));

@@ -96,6 +96,20 @@ export async function addInternalCollection(sql: Sql): Promise<number> {
   return collection.id;
 }
 
+/** What the internal copies of public records end their slugs with. */
+export const TWIN_SUFFIX = '-internal-copy';
+
+/**
+ * An internal copy of each of `records` (the same text under another slug): passages that sit
+ * right beside every public one, so a nearest-neighbour search that walked through them
+ * while skipping them (an approximate index shared by all collections) would find other
+ * public passages than in a store without them.
+ */
+export async function addInternalTwins(sql: Sql, records: readonly RecordFile[]): Promise<void> {
+  const twins = records.map((record) => ({ ...record, slug: `${record.slug}${TWIN_SUFFIX}` }));
+  await importRecords(sql, twins, { approve: true, collection: INTERNAL_COLLECTION });
+}
+
 export interface ScopedKeys {
   /** A key that sees public only (the default scope). */
   readonly publicOnly: { key: string; id: string };
@@ -134,10 +148,10 @@ export const QUESTIONS: readonly Question[] = [
 /** The slugs of an answer's results, in order. */
 export const slugsOf = (answer: any): string[] => (answer?.results ?? []).map((r: { slug: string }) => r.slug);
 
-/** Every internal slug an answer (or any value) mentions anywhere. */
+/** Every internal slug (and internal copy) an answer, or any value, mentions anywhere. */
 export function internalMentions(value: unknown): string[] {
   const text = JSON.stringify(value);
-  return Object.values(INTERNAL).filter((slug) => text.includes(slug));
+  return [...Object.values(INTERNAL).filter((slug) => text.includes(slug)), ...(text.includes(TWIN_SUFFIX) ? [TWIN_SUFFIX] : [])];
 }
 
 /**
