@@ -158,11 +158,14 @@ BEGIN
 END
 $fn$;
 
--- The nearest passages among the caller's collections. The filter is part of the
--- nearest-neighbour statement itself, so the pool is filled from visible passages
--- only: an exact scan where the planner reads the collection's rows
--- (record_passages_collection_idx), or the HNSW index scanning on until enough
--- visible rows passed (pgvector's iterative scan).
+-- The nearest passages among the caller's collections, by an exact scan of their
+-- passages (record_passages_collection_idx), never the HNSW index: its graph holds
+-- every collection's passages, and an approximate walk through it that skips the
+-- invisible ones still goes where they lead, so which visible passages it finds
+-- (and so a guest's candidates and total_candidates) changed with the internal
+-- records beside them. The exact nearest passages of a set of collections are the
+-- same whatever else the store holds. (The previous function, without collections,
+-- keeps the index for code deployed before this migration.)
 CREATE OR REPLACE FUNCTION chatctx_vector_search(p_vector vector, p_technologies jsonb, p_collections integer[], p_passages int, p_limit int)
 RETURNS TABLE (id text, similarity float8)
 LANGUAGE plpgsql VOLATILE AS $fn$
@@ -171,19 +174,15 @@ BEGIN
   IF p_vector IS NULL THEN
     RETURN;
   END IF;
-  PERFORM set_config('hnsw.ef_search', p_passages::text, true);
-  -- pgvector 0.8.0 and later; on an older extension the index simply stops at ef_search rows.
-  BEGIN
-    PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
-  EXCEPTION WHEN OTHERS THEN
-    NULL;
-  END;
   RETURN QUERY EXECUTE
-    'WITH nearest AS (
-       SELECT p.record_id, 1 - (p.embedding <=> $1) AS similarity
+    'WITH visible AS MATERIALIZED (
+       SELECT p.record_id, p.embedding <=> $1 AS distance
          FROM record_passages p
-        WHERE p.collection_id = ANY ($5)
-        ORDER BY p.embedding <=> $1
+        WHERE p.collection_id = ANY ($5)),
+     nearest AS (
+       SELECT v.record_id, 1 - v.distance AS similarity
+         FROM visible v
+        ORDER BY v.distance, v.record_id
         LIMIT $2)
      SELECT n.record_id::text, max(n.similarity)::float8
        FROM nearest n JOIN records r ON r.id = n.record_id

@@ -2,7 +2,7 @@
  * Warms the local server before it says it is ready, so the first search after a
  * (re)start costs about what the ones after it do, instead of paying alone for the
  * encoder's model load, cold code paths, the search statement's plans and the first
- * reads of the BM25 tables, the HNSW index and the records.
+ * reads of the BM25 tables, the passages and the records.
  *
  * - `warmEncoder` starts loading the bundled encoder at once, so the load overlaps
  *   opening the store, and runs it a few times. Only the bundled encoder: it costs

@@ -12,9 +12,10 @@
  *   analysed with the same `english` configuration as the records; the groups of
  *   `query-analysis.ts` weight their words, and each hit reports which query
  *   lexemes it contains, so that `coverage.ts` can judge the match.
- * - Dense: pgvector HNSW (cosine) over `record_passages`; a record's similarity is
- *   its best passage's. HNSW returns at most `ef_search` rows (40 by default), so
- *   the function raises it to the number of passages requested.
+ * - Dense: the exact nearest passages (cosine, pgvector) among the caller's
+ *   collections' `record_passages`; a record's similarity is its best passage's. Not
+ *   the HNSW index: an approximate walk through a graph of every collection's
+ *   passages finds other visible ones depending on the invisible ones beside them.
  * - The best-passage similarity of keyword hits the nearest-neighbour pool missed,
  *   so that they can be fused too.
  *
@@ -118,7 +119,7 @@ const DENSE_PASSAGES = 40;
 
 export async function searchCandidates(sql: Sql, query: KeywordQuery, vector: QueryVector | undefined, options: CandidateOptions): Promise<Candidates> {
   const technologies = options.filter.technologies;
-  // The nearest passages the dense side reads (HNSW ef_search); several can be one record's.
+  // The nearest passages the dense side reads; several can be one record's.
   // Beside keyword search every keyword hit gets its exact similarity anyway, so the dense side
   // only adds records the words missed: 40 answered the guidance tune halves exactly as 100 did
   // (20 lost a few), at a quarter of the statement's cost on the starter corpus's 1,458
