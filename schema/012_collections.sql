@@ -135,10 +135,15 @@ BEGIN
        top AS (SELECT sc.record_id, sc.collection_id, sc.score, sc.matched FROM scored sc ORDER BY sc.score DESC, sc.record_id LIMIT $4),
        own AS (SELECT qc.lexeme, qc.collection_id, ln(1 + (coalesce(c.n, 0) - qc.df + 0.5) / (qc.df + 0.5)) AS idf
                  FROM qc LEFT JOIN collection_stats c ON c.collection_id = qc.collection_id),
-       said AS (SELECT p.record_id, p.phrase, sum(own.idf) AS idf
-                  FROM own CROSS JOIN LATERAL (SELECT x.record_id, x.phrase FROM record_phrase_terms x WHERE x.lexeme = own.lexeme OFFSET 0) p
-                  JOIN top ON top.record_id = p.record_id AND top.collection_id = own.collection_id
-                 GROUP BY p.record_id, p.phrase),
+       -- Driven by the few records of `top`, each phrasing looked up by (lexeme, record)
+       -- (record_phrase_terms_lexeme_idx): a lexeme's whole posting list holds every
+       -- collection's phrasings, and a guest beside 2,000 internal records read thirty
+       -- times as many rows as a store of public records alone (bin/bench/collections.ts).
+       said AS (SELECT top.record_id, p.phrase, sum(own.idf) AS idf
+                  FROM top JOIN own ON own.collection_id = top.collection_id
+                       CROSS JOIN LATERAL (SELECT x.phrase FROM record_phrase_terms x
+                                            WHERE x.lexeme = own.lexeme AND x.record_id = top.record_id OFFSET 0) p
+                 GROUP BY top.record_id, p.phrase),
        phrase AS (
          SELECT said.record_id, max(said.idf / nullif(m.mass, 0)) AS share
            FROM said JOIN record_phrase_mass m ON m.record_id = said.record_id AND m.phrase = said.phrase
@@ -160,19 +165,26 @@ $fn$;
 
 -- The nearest passages among the caller's collections. The filter is part of the
 -- nearest-neighbour statement itself, so the pool is filled from visible passages
--- only: an exact scan where the planner reads the collection's rows
--- (record_passages_collection_idx), or the HNSW index scanning on until enough
--- visible rows passed (pgvector's iterative scan).
+-- only: the HNSW index scans on until enough visible rows passed (pgvector's
+-- iterative scan). Sorting is off for this one statement: when the caller's
+-- collections hold a small share of the passages (a guest beside an internal
+-- collection), the planner otherwise reads all of theirs through
+-- record_passages_collection_idx and sorts them, detoasting every vector, which made
+-- a guest's search 1.6 times as slow beside 2,000 internal records
+-- (bin/bench/collections.ts). The final ordering of a few records still sorts.
 CREATE OR REPLACE FUNCTION chatctx_vector_search(p_vector vector, p_technologies jsonb, p_collections integer[], p_passages int, p_limit int)
 RETURNS TABLE (id text, similarity float8)
 LANGUAGE plpgsql VOLATILE AS $fn$
 #variable_conflict use_column
+DECLARE
+  sorting text := current_setting('enable_sort');
 BEGIN
   IF p_vector IS NULL THEN
     RETURN;
   END IF;
   PERFORM set_config('hnsw.ef_search', p_passages::text, true);
   PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', true);
+  PERFORM set_config('enable_sort', 'off', true);
   RETURN QUERY EXECUTE
     'WITH nearest AS (
        SELECT p.record_id, 1 - (p.embedding <=> $1) AS similarity
@@ -190,6 +202,7 @@ BEGIN
       ORDER BY 2 DESC, 1
       LIMIT $4'
     USING p_vector, p_passages, p_technologies, p_limit, p_collections;
+  PERFORM set_config('enable_sort', sorting, true);
 END
 $fn$;
 

@@ -204,9 +204,10 @@ async function retrievalPlans(sql: PgliteSql, question: string, vector: string, 
   const set = literal(`{${collections.join(',')}}`);
   const nearest = await functionStatement(sql, 'chatctx_vector_search');
   const denseArgs = `${literal(vector)}, ${PASSAGES}, NULL, ${POOL}, ${set}`;
+  // The settings chatctx_vector_search makes for its statement.
   const hnsw = { 'hnsw.ef_search': String(PASSAGES), 'hnsw.iterative_scan': 'relaxed_order' };
   return {
-    dense: await explain(sql, nearest, 'vector, int, jsonb, int, int[]', denseArgs, hnsw),
+    dense: await explain(sql, nearest, 'vector, int, jsonb, int, int[]', denseArgs, { ...hnsw, enable_sort: 'off' }),
     dense_exact: await explain(sql, nearest, 'vector, int, jsonb, int, int[]', denseArgs, { ...hnsw, enable_indexscan: 'off' }),
     keyword: await explain(sql, await functionStatement(sql, 'chatctx_keyword_search'), 'text, jsonb, jsonb, int, float8, float8, int[]', `${literal(question)}, '[]', NULL, ${POOL}, 0.9, 0.4, ${set}`),
   };
