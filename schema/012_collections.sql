@@ -135,10 +135,15 @@ BEGIN
        top AS (SELECT sc.record_id, sc.collection_id, sc.score, sc.matched FROM scored sc ORDER BY sc.score DESC, sc.record_id LIMIT $4),
        own AS (SELECT qc.lexeme, qc.collection_id, ln(1 + (coalesce(c.n, 0) - qc.df + 0.5) / (qc.df + 0.5)) AS idf
                  FROM qc LEFT JOIN collection_stats c ON c.collection_id = qc.collection_id),
-       said AS (SELECT p.record_id, p.phrase, sum(own.idf) AS idf
-                  FROM own CROSS JOIN LATERAL (SELECT x.record_id, x.phrase FROM record_phrase_terms x WHERE x.lexeme = own.lexeme OFFSET 0) p
-                  JOIN top ON top.record_id = p.record_id AND top.collection_id = own.collection_id
-                 GROUP BY p.record_id, p.phrase),
+       -- Driven by the few records of `top`, each phrasing looked up by (lexeme, record)
+       -- (record_phrase_terms_lexeme_idx): a lexeme's whole posting list holds every
+       -- collection's phrasings, and a guest beside 2,000 internal records read thirty
+       -- times as many rows as a store of public records alone (bin/bench/collections.ts).
+       said AS (SELECT top.record_id, p.phrase, sum(own.idf) AS idf
+                  FROM top JOIN own ON own.collection_id = top.collection_id
+                       CROSS JOIN LATERAL (SELECT x.phrase FROM record_phrase_terms x
+                                            WHERE x.lexeme = own.lexeme AND x.record_id = top.record_id OFFSET 0) p
+                 GROUP BY top.record_id, p.phrase),
        phrase AS (
          SELECT said.record_id, max(said.idf / nullif(m.mass, 0)) AS share
            FROM said JOIN record_phrase_mass m ON m.record_id = said.record_id AND m.phrase = said.phrase

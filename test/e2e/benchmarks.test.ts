@@ -113,6 +113,11 @@ const BENCHMARKS: readonly Benchmark[] = [
     command: async (out) => [TSX, ['bin/bench/local-search.ts', '--quick', '--dataset', SCIFACT, '--cache-dir', join(out, '..', 'eval-cache'), '--out', out]],
     keys: ['first_search', 'http'],
   },
+  {
+    name: 'collections',
+    command: async (out) => [TSX, ['bin/bench/collections.ts', '--quick', '--out', out, '--cache-dir', join(out, '..', 'eval-cache')]],
+    keys: ['internal_records', 'questions', 'rounds', 'summary', 'guest_answers', 'dense_check', 'plans'],
+  },
   { name: 'search-bundle', command: async (out) => [TSX, ['bin/bench/search-bundle.ts', '--quick', '--out', out]], keys: ['node', 'runs', 'inline', 'split'] },
   { name: 'cli-start', command: async (out) => [process.execPath, ['bin/bench/cli-start.mjs', '--quick', '--out', out]], keys: ['command', 'runs', 'median_ms'] },
 ];
