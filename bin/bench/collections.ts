@@ -146,16 +146,32 @@ async function sample(n: number): Promise<string[]> {
 const PASSAGES = 40;
 const POOL = 50;
 
-/** The text of a retrieval function's statement, as stored, so the plan shown is the plan of what ships. */
-async function functionStatement(sql: PgliteSql, name: string): Promise<string> {
+/** A retrieval function's stored text (the collections overload), so the plans shown are the plans of what ships. */
+async function functionSource(sql: PgliteSql, name: string): Promise<string> {
   const rows = await sql.query<{ src: string }>(
     `SELECT prosrc AS src FROM pg_proc WHERE proname = $1 AND pg_get_function_identity_arguments(oid) LIKE '%integer[]%'`,
     [name],
   );
-  const src = rows[0]?.src ?? '';
-  const body = /\$q\$([\s\S]*?)\$q\$/.exec(src)?.[1] ?? /EXECUTE\s*'([\s\S]*?)'\s*USING/.exec(src)?.[1]?.replace(/''/g, "'");
-  if (!body) throw new Error(`the statement of ${name} (the collections overload) was not found: schema/012_collections.sql changed its shape`);
+  return rows[0]?.src ?? '';
+}
+
+const shapeChanged = (name: string) => new Error(`the statement of ${name} (the collections overload) was not found: schema/012_collections.sql changed its shape`);
+
+/** The keyword statement, as stored. */
+async function keywordStatement(sql: PgliteSql): Promise<string> {
+  const body = /\$q\$([\s\S]*?)\$q\$/.exec(await functionSource(sql, 'chatctx_keyword_search'))?.[1];
+  if (!body) throw shapeChanged('chatctx_keyword_search');
   return body;
+}
+
+/** The nearest-passage statements, as stored: the exact one (up to 3,000 visible passages) and the one through the HNSW index. */
+async function vectorStatements(sql: PgliteSql): Promise<{ exact: string; index: string }> {
+  const src = await functionSource(sql, 'chatctx_vector_search');
+  const tail = /records_of constant text := '([\s\S]*?)';\n/.exec(src)?.[1];
+  const heads = [...src.matchAll(/EXECUTE\s*'([\s\S]*?)'\s*\|\|\s*records_of/g)].map((m) => m[1]!);
+  if (tail === undefined || heads.length !== 2) throw shapeChanged('chatctx_vector_search');
+  const unquote = (text: string) => text.replace(/''/g, "'");
+  return { exact: unquote(heads[0]! + tail), index: unquote(heads[1]! + tail) };
 }
 
 interface PlanNode {
@@ -202,14 +218,14 @@ async function explain(sql: PgliteSql, statement: string, types: string, args: s
  */
 async function retrievalPlans(sql: PgliteSql, question: string, vector: string, collections: readonly number[]) {
   const set = literal(`{${collections.join(',')}}`);
-  const nearest = await functionStatement(sql, 'chatctx_vector_search');
+  const nearest = await vectorStatements(sql);
   const denseArgs = `${literal(vector)}, ${PASSAGES}, NULL, ${POOL}, ${set}`;
   // The settings chatctx_vector_search makes for its statement.
   const hnsw = { 'hnsw.ef_search': String(PASSAGES), 'hnsw.iterative_scan': 'relaxed_order' };
   return {
-    dense: await explain(sql, nearest, 'vector, int, jsonb, int, int[]', denseArgs, { ...hnsw, enable_sort: 'off' }),
-    dense_exact: await explain(sql, nearest, 'vector, int, jsonb, int, int[]', denseArgs, { ...hnsw, enable_indexscan: 'off' }),
-    keyword: await explain(sql, await functionStatement(sql, 'chatctx_keyword_search'), 'text, jsonb, jsonb, int, float8, float8, int[]', `${literal(question)}, '[]', NULL, ${POOL}, 0.9, 0.4, ${set}`),
+    dense_exact: await explain(sql, nearest.exact, 'vector, int, jsonb, int, int[]', denseArgs),
+    dense_index: await explain(sql, nearest.index, 'vector, int, jsonb, int, int[]', denseArgs, { ...hnsw, enable_sort: 'off' }),
+    keyword: await explain(sql, await keywordStatement(sql), 'text, jsonb, jsonb, int, float8, float8, int[]', `${literal(question)}, '[]', NULL, ${POOL}, 0.9, 0.4, ${set}`),
   };
 }
 
