@@ -116,9 +116,14 @@ ${options.hint ? h`<span class="hint" id="${hintId}">${options.hint}</span>` : '
 }
 
 /** A table with a caption and header cells; rows are rendered by the caller. */
-export function table(caption: string, headers: readonly string[], rows: readonly Html[], empty = 'Nothing here.'): Html {
+/**
+ * A data table in its own scrolling region. `long`: a list of up to thousands of rows, laid out
+ * from its header (fixed layout), so its columns do not widen while a slow machine renders the
+ * rows in several passes (each widening is a layout shift).
+ */
+export function table(caption: string, headers: readonly string[], rows: readonly Html[], empty = 'Nothing here.', long = false): Html {
   if (rows.length === 0) return h`<p class="empty">${empty}</p>`;
-  return h`<div class="scroll" tabindex="0" role="region" aria-label="${caption}"><table>
+  return h`<div class="scroll" tabindex="0" role="region" aria-label="${caption}"><table${long ? h` class="long"` : ''}>
 <caption>${caption}</caption>
 <thead><tr>${join(headers.map((header) => h`<th scope="col">${header}</th>`))}</tr></thead>
 <tbody>${join(rows)}</tbody>

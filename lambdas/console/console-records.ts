@@ -56,7 +56,7 @@ function searchResults(found: OwnerSearchAnswer): Html {
 <dt>Profile</dt><dd>${profile.name} (threshold ${profile.threshold}, at least ${Math.round(profile.min_share_of_top * 100)}% of the best score; ${profile.calibrated ? 'calibrated' : 'not calibrated for this encoder yet'})</dd>
 <dt>Shown</dt><dd>${result.results.length}${result.retrieval.truncated ? ' (the token budget cut the answer)' : ''}</dd>
 </dl>
-${table('Candidates judged, and why each was shown or cut', ['Record', 'Title', 'Score', 'Probability', 'Outcome', 'Why cut'], rows, 'No record was a candidate.')}
+${table('Candidates judged, and why each was shown or cut', ['Record', 'Title', 'Score', 'Probability', 'Outcome', 'Why cut'], rows, 'No record was a candidate.', true)}
 </section>`;
 }
 
@@ -102,7 +102,7 @@ ${searchForm(q, technologies)}</section>
 ${results}
 <section aria-labelledby="all"><h2 id="all">${collection ? `Records in ${collection}` : 'All records'}</h2>
 ${collection ? h`<p><a href="/console/records">Show every collection</a></p>` : ''}
-${table(collection ? `The records of ${collection}` : 'Every record', ['Record', 'Title', 'Status', 'Collection', 'Version', 'Updated'], recordRows(records), 'No records yet. Import some with chatctx records import.')}
+${table(collection ? `The records of ${collection}` : 'Every record', ['Record', 'Title', 'Status', 'Collection', 'Version', 'Updated'], recordRows(records), 'No records yet. Import some with chatctx records import.', true)}
 </section>`,
     },
     status,
