@@ -147,7 +147,8 @@ BEGIN
                        CROSS JOIN LATERAL (SELECT x.phrase FROM record_phrase_terms x
                                             WHERE x.lexeme = own.lexeme AND x.record_id = top.record_id OFFSET 0) p
                  GROUP BY top.record_id, p.phrase),
-       phrase AS (
+       -- Materialized too: inlined, the planner sometimes ran it again for each of the top records.
+       phrase AS MATERIALIZED (
          SELECT said.record_id, max(said.idf / nullif(m.mass, 0)) AS share
            FROM said JOIN record_phrase_mass m ON m.record_id = said.record_id AND m.phrase = said.phrase
           GROUP BY said.record_id)
