@@ -368,6 +368,9 @@ try {
   const questions = await sample(opts.questions);
 
   progress(`${questions.length} questions: each asked once per store and caller (the encoder runs), guest answers compared`);
+  // The encoder's first call loads its model: on a busy machine it can outlast the search's embedding deadline,
+  // and the first question would then be answered by keywords alone on one store (a degraded answer, not a leak).
+  await embedder.embed(['warm up the encoder']);
   const differing: string[] = [];
   for (const question of questions) {
     const [onA, onB] = [await a.search(question, GUEST_SCOPE), await b.search(question, GUEST_SCOPE)];
