@@ -47,8 +47,8 @@ describe('access tokens', () => {
   it('authenticate as the key they stand for, looked up once per cache period', async () => {
     const { resolver, lookups } = resolverWith(new Set(['key-1']));
     const header = `Bearer ${signAccessToken(PEPPER, claims)}`;
-    expect(await authenticate(header, resolver, true, AUDIENCE)).toEqual({ ok: true, caller: { kind: 'key', id: 'key-1', dailyQuota: 5 } });
-    expect(await authenticate(header, resolver, true, AUDIENCE)).toEqual({ ok: true, caller: { kind: 'key', id: 'key-1', dailyQuota: 5 } });
+    expect(await authenticate(header, resolver, true, AUDIENCE)).toEqual({ ok: true, caller: { kind: 'key', id: 'key-1', dailyQuota: 5, scope: GUEST_SCOPE } });
+    expect(await authenticate(header, resolver, true, AUDIENCE)).toEqual({ ok: true, caller: { kind: 'key', id: 'key-1', dailyQuota: 5, scope: GUEST_SCOPE } });
     expect(lookups).toEqual(['key-1']);
   });
 
@@ -80,7 +80,7 @@ describe('access tokens', () => {
     expect(await authenticate(`Bearer ${apiKey}`, resolver, true)).toEqual({ ok: false, reason: 'invalid' });
     expect(lookups).toEqual([apiKey]);
     expect(await authenticate('Bearer kb_at_short', resolver, true)).toEqual({ ok: false, reason: 'malformed' });
-    expect(await authenticate(null, resolver, true)).toEqual({ ok: true, caller: { kind: 'guest' } });
+    expect(await authenticate(null, resolver, true)).toEqual({ ok: true, caller: { kind: 'guest', scope: GUEST_SCOPE } });
   });
 
   it('carry their token family, and resolve by key and family together, so a revoked family stops them', async () => {
@@ -88,7 +88,7 @@ describe('access tokens', () => {
     const token = signAccessToken(PEPPER, { ...claims, familyId: family });
     expect(verifyAccessToken(PEPPER, token, NOW)).toEqual({ ...claims, familyId: family });
     const { resolver, lookups } = resolverWith(new Set([`key-1 ${family}`]));
-    expect(await authenticate(`Bearer ${token}`, resolver, true, AUDIENCE)).toEqual({ ok: true, caller: { kind: 'key', id: `key-1 ${family}`, dailyQuota: 5 } });
+    expect(await authenticate(`Bearer ${token}`, resolver, true, AUDIENCE)).toEqual({ ok: true, caller: { kind: 'key', id: `key-1 ${family}`, dailyQuota: 5, scope: GUEST_SCOPE } });
     expect(lookups).toEqual([`key-1 ${family}`]);
     // A family that is not a string is not a token this server signed the claims of.
     const odd = Buffer.from(JSON.stringify({ k: 'key-1', a: claims.audience, c: 'c', e: claims.expiresAt, f: 7 })).toString('base64url');
