@@ -75,7 +75,7 @@ beforeAll(async () => {
   await sql.query("INSERT INTO api_keys (id, name, key_hash) VALUES ($1::uuid, 'before', 'hash')", [randomUUID()]);
   await sql.query("INSERT INTO search_events (query_hash, mode, result_count, degraded) VALUES ('q', 'hybrid', 1, false)");
   expect(await migrate(sql)).toEqual(['012_collections']);
-}, 120_000);
+});
 
 afterAll(async () => {
   await sql.close();
