@@ -12,6 +12,7 @@ import { memoryStore, type MemoryStore } from '../support/store.ts';
 import { applyRoles } from '../../lambdas/storage/database-roles.ts';
 import { KeyRepository } from '../../lambdas/auth/key-repository.ts';
 import { OAuthStore } from '../../lambdas/oauth/oauth-store.ts';
+import { GUEST_SCOPE } from '../../lambdas/auth/caller-scope.ts';
 
 let store: MemoryStore;
 let owner: KeyRepository;
@@ -110,7 +111,8 @@ describe('OAuth rows under the gateway role', () => {
       return created;
     })();
     const gatewayKeys = new KeyRepository(store.sql, { pepper: async () => store.pepper });
-    expect(await gatewayKeys.resolveById(other.id)).toEqual({ id: other.id, dailyQuota: null });
+    // As the gateway's role: it may read the key's scope columns, which the tools are then told.
+    expect(await gatewayKeys.resolveById(other.id)).toEqual({ id: other.id, dailyQuota: null, scope: GUEST_SCOPE });
     expect(await gatewayKeys.resolveById(key.id)).toBeUndefined();
   });
 
