@@ -37,7 +37,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
-  await rm(work, { recursive: true, force: true });
+  // A set-up that failed before making the folder leaves nothing to remove.
+  if (work) await rm(work, { recursive: true, force: true });
 });
 
 describe('collections create and list', () => {

@@ -1,6 +1,7 @@
 /**
- * Storing feedback as the submit_feedback function's database role would: INSERT
- * on feedback and three columns of records, nothing else. A repeated delivery of
+ * Storing feedback as the submit_feedback function's database role would, with that
+ * role's own grants (`ROLE_GRANTS.chatctx_feedback`: INSERT on feedback and four
+ * columns of records, nothing else). A repeated delivery of
  * one call stores one row; a record that is not approved stores nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,8 +10,9 @@ import { memoryStore, type MemoryStore } from '../support/store.ts';
 import { feedbackIdFor, storeFeedback } from '../../lambdas/feedback/feedback-repository.ts';
 import type { Sql } from '../../lambdas/ports/sql.ts';
 import { GUEST_SCOPE } from '../../lambdas/auth/caller-scope.ts';
+import { ROLE_GRANTS } from '../../lambdas/storage/database-roles.ts';
 
-const ROLE = 'feedback_only_test';
+const ROLE = 'chatctx_feedback';
 let store: MemoryStore;
 
 /** Runs `work` as a role with exactly the feedback function's grants. */
@@ -25,8 +27,7 @@ const count = async () => Number((await store.sql.query<{ n: number }>('SELECT c
 beforeAll(async () => {
   store = await memoryStore();
   await store.sql.query(`CREATE ROLE ${ROLE}`);
-  await store.sql.query(`GRANT INSERT ON feedback TO ${ROLE}`);
-  await store.sql.query(`GRANT SELECT (id, slug, status) ON records TO ${ROLE}`);
+  for (const grant of ROLE_GRANTS[ROLE]) await store.sql.query(grant);
 }, 300_000);
 
 afterAll(async () => {
