@@ -1,8 +1,9 @@
 /**
- * What the test run prepares once (see `global-setup.ts`), so that tests do not
- * each pay for creating a store: in-memory stores as PGlite dumps. Built from the
- * working tree's schema and starter corpus on every run, never kept between runs,
- * so no test meets a store older than the code.
+ * What the test run prepares once (see `global-setup.ts`), so that tests whose
+ * subject is not a first start do not each pay for one: in-memory stores as PGlite
+ * dumps, and a data directory after a first start of the real server. Built from
+ * the working tree's schema and starter corpus on every run, never kept between
+ * runs, so no test meets a store older than the code.
  *
  * This module must not load `vitest` at run time: the global set-up imports it, and
  * it runs outside the test workers.
@@ -31,3 +32,6 @@ export async function buildStore(starterCorpus: boolean): Promise<PgliteSql> {
 
 /** Where, in the prepared folder, the dump of a store built by `buildStore(starterCorpus)` is. */
 export const storeDumpPath = (prepared: string, starterCorpus: boolean) => join(prepared, starterCorpus ? 'starter-corpus.tar' : 'migrated.tar');
+
+/** Where, in the prepared folder, the data directory after a first start is. */
+export const dataDirTemplatePath = (prepared: string) => join(prepared, 'data-dir');
