@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Prepares once per run the stores and the data directory tests copy instead of building their own.
+    globalSetup: ['test/support/global-setup.ts'],
     // Ceilings, not expectations: every wait is for an event (a ready line, a response), so a
     // passing test never waits for them. End-to-end tests start real servers (a first start
     // with the starter corpus takes ~8 s idle); with a second copy of the suite and other jobs

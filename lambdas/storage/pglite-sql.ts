@@ -22,6 +22,9 @@ interface Queryable {
   query<T>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
 }
 
+// Dates stay `YYYY-MM-DD` text, as the Data API sends them (the port's form).
+const PARSERS = { [types.DATE]: (value: string) => value };
+
 class PgliteQueries implements Sql {
   constructor(
     protected readonly target: Queryable,
@@ -56,8 +59,16 @@ export class PgliteSql extends PgliteQueries {
 
   /** Opens (or creates) a store; `dataDir` undefined means in-memory, for tests. */
   static async open(dataDir?: string): Promise<PgliteSql> {
-    // Dates stay `YYYY-MM-DD` text, as the Data API sends them (the port's form).
-    const db = await PGlite.create({ dataDir, extensions: { vector }, parsers: { [types.DATE]: (value: string) => value } });
+    const db = await PGlite.create({ dataDir, extensions: { vector }, parsers: PARSERS });
+    return new PgliteSql(db);
+  }
+
+  /**
+   * An in-memory store restored from a `dumpDataDir` tarball: tests restore a store
+   * prepared once per run instead of initialising and migrating one each time.
+   */
+  static async fromDump(dump: Blob): Promise<PgliteSql> {
+    const db = await PGlite.create({ loadDataDir: dump, extensions: { vector }, parsers: PARSERS });
     return new PgliteSql(db);
   }
 

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { REPO_ROOT, runCli, startServer, type TestServer } from '../support/local-server.ts';
+import { REPO_ROOT, preparedDataDir, runCli, startServer, type TestServer } from '../support/local-server.ts';
 import { connectClient } from '../support/mcp-client.ts';
 import { reviewedRecord } from '../support/records.ts';
 
@@ -41,7 +41,7 @@ const probe = (extra: Record<string, unknown> = {}) =>
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'chatctx-asked-'));
-  server = await startServer({ CHATCTX_EMBEDDINGS: 'none' }, await mkdtemp(join(tmpdir(), 'chatctx-asked-data-')));
+  server = await startServer({ CHATCTX_EMBEDDINGS: 'none' }, await preparedDataDir());
   client = await connectClient(server.url);
 }, 300_000);
 

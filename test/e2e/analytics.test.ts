@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeDataDir, runCli, startServer, type TestServer } from '../support/local-server.ts';
+import { preparedDataDir, runCli, startServer, type TestServer } from '../support/local-server.ts';
 import { connectClient } from '../support/mcp-client.ts';
 import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
 import { SETTINGS } from '../../lambdas/config/settings.ts';
@@ -72,7 +72,7 @@ async function runScript(server: TestServer): Promise<void> {
 }
 
 beforeAll(async () => {
-  dataDir = await makeDataDir();
+  dataDir = await preparedDataDir();
   const server = await serve();
   try {
     await runScript(server);

@@ -3,13 +3,13 @@
  * guest, and a browser client on an allowed origin can read the refusal.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../support/local-server.ts';
+import { startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { post } from '../support/mcp-client.ts';
 
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_EMBEDDINGS: 'none', CHATCTX_ALLOWED_ORIGINS: 'http://app.example' });
+  server = await startPreparedServer({ CHATCTX_EMBEDDINGS: 'none', CHATCTX_ALLOWED_ORIGINS: 'http://app.example' });
 });
 afterAll(() => server?.stop());
 

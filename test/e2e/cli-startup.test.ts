@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
-import { REPO_ROOT, makeDataDir, runCli } from '../support/local-server.ts';
+import { REPO_ROOT, preparedDataDir, runCli } from '../support/local-server.ts';
 
 const PROBE = pathToFileURL(join(REPO_ROOT, 'test/support/module-probe.mjs')).href;
 let dataDir: string;
@@ -24,7 +24,8 @@ async function probed(args: string[], env: Record<string, string> = {}) {
 const sdkPackages = (packages: string[]) => packages.filter((name) => /^@(aws-sdk|smithy|modelcontextprotocol)\//.test(name));
 
 beforeAll(async () => {
-  dataDir = await makeDataDir();
+  // An existing store: what is measured is what the command loads, not creating a store.
+  dataDir = await preparedDataDir();
 });
 
 afterAll(async () => {

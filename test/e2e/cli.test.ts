@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile, mkdir, readFile, readdir } from 'node:fs/promis
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { CLI, REPO_ROOT, makeDataDir, runCli, startServer } from '../support/local-server.ts';
+import { CLI, REPO_ROOT, makeDataDir, preparedDataDir, runCli, startServer } from '../support/local-server.ts';
 import { connectClient } from '../support/mcp-client.ts';
 import { reviewedRecord } from '../support/records.ts';
 
@@ -140,7 +140,7 @@ describe('chatctx records review', () => {
 
 describe('chatctx feedback list', () => {
   it('shows what agents reported, through the running server, without any caller identity', async () => {
-    const dir = await makeDataDir();
+    const dir = await preparedDataDir();
     // Feedback needs no embeddings: with them off the server is ready without embedding anything.
     const server = await startServer(NO_EMBEDDINGS, dir);
     try {
@@ -162,7 +162,7 @@ describe('chatctx feedback list', () => {
 
 describe('one server per data directory', () => {
   it('refuses a second server on a data directory that is being served', async () => {
-    const dir = await makeDataDir();
+    const dir = await preparedDataDir();
     const server = await startServer(NO_EMBEDDINGS, dir);
     try {
       await expect(startServer(NO_EMBEDDINGS, dir)).rejects.toThrow(/Another chatctx server/);
@@ -231,7 +231,8 @@ describe('a CLI that feels native', () => {
   });
 
   it('serves on the port and host given as options', async () => {
-    const dir = await makeDataDir();
+    // A restart: what is under test is where it listens.
+    const dir = await preparedDataDir();
     const port = 18000 + Math.floor(Math.random() * 1000);
     const child = spawn(process.execPath, [CLI, '--data-dir', dir, 'serve', '--port', String(port), '--host', '127.0.0.1'], {
       cwd: REPO_ROOT,

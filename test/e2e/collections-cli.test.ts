@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { runCli, startServer, type TestServer } from '../support/local-server.ts';
+import { runCli, startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { reviewedRecord } from '../support/records.ts';
 import { connectClient } from '../support/mcp-client.ts';
 
@@ -31,7 +31,7 @@ async function guestSlugs(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_EMBEDDINGS: 'none' });
+  server = await startPreparedServer({ CHATCTX_EMBEDDINGS: 'none' });
   work = await mkdtemp(join(tmpdir(), 'chatctx-collections-'));
 }, 300_000);
 

@@ -4,13 +4,13 @@
  * client holds at most 8 event streams.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../support/local-server.ts';
+import { startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { mcpPostHead, rawConnection } from '../support/raw-http.ts';
 
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_EMBEDDINGS: 'none', CHATCTX_REQUEST_TIMEOUT_SECONDS: '1' });
+  server = await startPreparedServer({ CHATCTX_EMBEDDINGS: 'none', CHATCTX_REQUEST_TIMEOUT_SECONDS: '1' });
 });
 afterAll(() => server?.stop());
 

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { CLI, REPO_ROOT, makeDataDir, runCli, startServer, type TestServer } from '../support/local-server.ts';
+import { CLI, REPO_ROOT, makeDataDir, runCli, startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { connectClient, post, toolCall } from '../support/mcp-client.ts';
 import { axe, freshContext, launchBrowser } from '../support/browser.ts';
 import { reviewedRecord } from '../support/records.ts';
@@ -131,7 +131,7 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'chatctx-console-'));
   alone = consoleAlone();
   alone.catch(() => undefined);
-  [server, browser] = await Promise.all([startServer(ENV), launchBrowser()]);
+  [server, browser] = await Promise.all([startPreparedServer(ENV), launchBrowser()]);
   owner = await freshContext(browser);
   page = await owner.newPage();
   const link = await consoleLink();

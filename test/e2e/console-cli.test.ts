@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, REPO_ROOT, makeDataDir, runCli } from '../support/local-server.ts';
+import { CLI, REPO_ROOT, preparedDataDir, runCli } from '../support/local-server.ts';
 
 const ENV = { CHATCTX_EMBEDDINGS: 'none' };
 let dir: string;
@@ -22,7 +22,7 @@ async function signIn(link: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  dir = await makeDataDir();
+  dir = await preparedDataDir();
   child = spawn(process.execPath, [CLI, '--data-dir', dir, '--json', 'console'], { cwd: REPO_ROOT, env: { ...process.env, ...ENV }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   first = await new Promise((resolve, reject) => {

@@ -3,7 +3,7 @@
  * 2026-07-28 and legacy modes, the v1 SDK client, and raw 2026 requests.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { runCli, startServer, type TestServer } from '../support/local-server.ts';
+import { runCli, startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { describeDualEra } from '../support/dual-era-suite.ts';
 
 const GUEST_LIMIT = 4;
@@ -11,7 +11,7 @@ let server: TestServer;
 let key: string;
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_EMBEDDINGS: 'none', CHATCTX_GUEST_DAILY_LIMIT: String(GUEST_LIMIT) });
+  server = await startPreparedServer({ CHATCTX_EMBEDDINGS: 'none', CHATCTX_GUEST_DAILY_LIMIT: String(GUEST_LIMIT) });
   const created = await runCli(['--json', 'keys', 'create', '--name', 'dual era'], { CHATCTX_DATA_DIR: server.dataDir });
   key = (JSON.parse(created.stdout) as { key: string }).key;
 }, 300_000);

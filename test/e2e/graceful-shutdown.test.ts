@@ -4,12 +4,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
-import { makeDataDir, startServer } from '../support/local-server.ts';
+import { preparedDataDir, startServer } from '../support/local-server.ts';
 import { mcpPostHead, rawConnection } from '../support/raw-http.ts';
 
 describe('shutdown', () => {
   it('lets a request in flight finish on SIGTERM, and accepts no new one', async () => {
-    const dir = await makeDataDir();
+    const dir = await preparedDataDir();
     const own = await startServer({ CHATCTX_EMBEDDINGS: 'none' }, dir);
     try {
       const body = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' });

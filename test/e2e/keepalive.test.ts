@@ -3,12 +3,12 @@
  * interval (25 s by default; 1 s here so the test is quick).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../support/local-server.ts';
+import { startPreparedServer, type TestServer } from '../support/local-server.ts';
 
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_KEEPALIVE_SECONDS: '1' });
+  server = await startPreparedServer({ CHATCTX_KEEPALIVE_SECONDS: '1' });
 });
 
 afterAll(async () => {

@@ -3,13 +3,13 @@
  * hour its owner called.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startServer, type TestServer } from '../support/local-server.ts';
+import { runCli, startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { post } from '../support/mcp-client.ts';
 
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_EMBEDDINGS: 'none' });
+  server = await startPreparedServer({ CHATCTX_EMBEDDINGS: 'none' });
 });
 afterAll(() => server?.stop());
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { exchangeAuthorization, registerClient } from '@modelcontextprotocol/sdk/client/auth.js';
-import { makeDataDir, runCli, startServer, type TestServer } from '../support/local-server.ts';
+import { preparedDataDir, runCli, startServer, type TestServer } from '../support/local-server.ts';
 import { connectClient } from '../support/mcp-client.ts';
 import { MCP_ACCEPT, authorize, connectWithToken, discoverFrom401 } from '../support/oauth-flow.ts';
 import { reviewedRecord } from '../support/records.ts';
@@ -57,7 +57,7 @@ async function storeWithInternalRecord(dir: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  dataDir = await makeDataDir();
+  dataDir = await preparedDataDir();
   await storeWithInternalRecord(dataDir);
   // The CLI's commands go through the running server (as an owner's would), which is also what makes a scope change apply at once.
   server = await startServer({ CHATCTX_EMBEDDINGS: 'none' }, dataDir);

@@ -4,14 +4,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startServer, type TestServer } from '../support/local-server.ts';
+import { startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { connectClient, MCP_HEADERS, parseSse, post, toolCall } from '../support/mcp-client.ts';
 
 let server: TestServer;
 let client: Client;
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_ALLOWED_ORIGINS: 'http://localhost:6274' });
+  server = await startPreparedServer({ CHATCTX_ALLOWED_ORIGINS: 'http://localhost:6274' });
   client = await connectClient(server.url);
 });
 

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exchangeAuthorization, refreshAuthorization, registerClient, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationFull, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { runCli, startServer, type TestServer } from '../support/local-server.ts';
+import { runCli, startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { MCP_ACCEPT, authorize, connectWithToken, discoverFrom401, openConsent, submitConsent, type Discovered } from '../support/oauth-flow.ts';
 
 const REDIRECT = 'http://127.0.0.1:33418/callback';
@@ -17,7 +17,7 @@ let server: TestServer;
 let origin: string;
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_EMBEDDINGS: 'none' });
+  server = await startPreparedServer({ CHATCTX_EMBEDDINGS: 'none' });
   origin = new URL(server.url).origin;
 }, 300_000);
 

@@ -5,7 +5,7 @@
  * limits are set low so the suite can reach them.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { runCli, startServer, type TestServer } from '../support/local-server.ts';
+import { runCli, startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { describeOAuthSecurity } from '../support/oauth-security-suite.ts';
 
 const REGISTRATIONS_PER_HOUR = 3;
@@ -13,7 +13,7 @@ const PENDING_CLIENTS_MAX = 8;
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startServer({
+  server = await startPreparedServer({
     CHATCTX_EMBEDDINGS: 'none',
     CHATCTX_TRUSTED_PROXIES: '127.0.0.1',
     CHATCTX_OAUTH_REGISTRATIONS_PER_HOUR: String(REGISTRATIONS_PER_HOUR),

@@ -12,7 +12,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runCli, startServer, type TestServer } from '../support/local-server.ts';
+import { runCli, startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { reviewedRecord } from '../support/records.ts';
 
 let server: TestServer;
@@ -25,7 +25,7 @@ const file = async (name: string, value: unknown) => {
 };
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_EMBEDDINGS: 'none' });
+  server = await startPreparedServer({ CHATCTX_EMBEDDINGS: 'none' });
   work = await mkdtemp(join(tmpdir(), 'chatctx-console-'));
 }, 300_000);
 

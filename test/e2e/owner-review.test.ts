@@ -10,7 +10,7 @@ import { mkdtemp, readFile, readdir, rm, writeFile, mkdir } from 'node:fs/promis
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { REPO_ROOT, runCli, startServer, type TestServer } from '../support/local-server.ts';
+import { REPO_ROOT, runCli, startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { connectClient } from '../support/mcp-client.ts';
 import { reviewedRecord } from '../support/records.ts';
 
@@ -33,7 +33,7 @@ const monthsAgo = (months: number) => new Date(Date.now() - months * 30.5 * 86_4
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'chatctx-review-'));
-  server = await startServer({ CHATCTX_EMBEDDINGS: 'none' });
+  server = await startPreparedServer({ CHATCTX_EMBEDDINGS: 'none' });
   client = await connectClient(server.url);
 }, 300_000);
 

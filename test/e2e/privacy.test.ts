@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
-import { makeDataDir, startServer, type TestServer } from '../support/local-server.ts';
+import { preparedDataDir, startServer, type TestServer } from '../support/local-server.ts';
 import { connectClient, post, toolCall } from '../support/mcp-client.ts';
 import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ let logs = '';
 let dump = '';
 
 beforeAll(async () => {
-  dataDir = await makeDataDir();
+  dataDir = await preparedDataDir();
   server = await startServer({}, dataDir);
   const client = await connectClient(server.url);
   await client.callTool({ name: 'search_knowledge', arguments: { query: SECRET_QUERY, technologies: ['React'], topic: 'implementation' } });

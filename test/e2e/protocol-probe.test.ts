@@ -5,7 +5,7 @@
  * then connects as usual.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../support/local-server.ts';
+import { startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { connectClient, post } from '../support/mcp-client.ts';
 import { EXPECTED_PROBE_ANSWERS, probeNewerRevision } from '../support/protocol-probe.ts';
 
@@ -13,7 +13,7 @@ const GUEST_LIMIT = 3;
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_EMBEDDINGS: 'none', CHATCTX_GUEST_DAILY_LIMIT: String(GUEST_LIMIT) });
+  server = await startPreparedServer({ CHATCTX_EMBEDDINGS: 'none', CHATCTX_GUEST_DAILY_LIMIT: String(GUEST_LIMIT) });
 }, 300_000);
 
 afterAll(async () => {

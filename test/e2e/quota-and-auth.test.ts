@@ -4,14 +4,14 @@
  * owner would do it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startServer, type TestServer } from '../support/local-server.ts';
+import { runCli, startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { connectClient, post, toolCall } from '../support/mcp-client.ts';
 
 const GUEST_LIMIT = 20;
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_GUEST_DAILY_LIMIT: String(GUEST_LIMIT) });
+  server = await startPreparedServer({ CHATCTX_GUEST_DAILY_LIMIT: String(GUEST_LIMIT) });
 });
 
 afterAll(async () => {

@@ -4,13 +4,13 @@
  * JSON-RPC error without a schema report. None of them is charged to the quota.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../support/local-server.ts';
+import { startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { parseSse, post, toolCall } from '../support/mcp-client.ts';
 
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_EMBEDDINGS: 'none' });
+  server = await startPreparedServer({ CHATCTX_EMBEDDINGS: 'none' });
 });
 afterAll(() => server?.stop());
 

@@ -6,12 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { REPO_ROOT, startServer, type TestServer } from '../support/local-server.ts';
+import { REPO_ROOT, startPreparedServer, type TestServer } from '../support/local-server.ts';
 
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startServer({ CHATCTX_EMBEDDINGS: 'none' });
+  server = await startPreparedServer({ CHATCTX_EMBEDDINGS: 'none' });
 }, 300_000);
 
 afterAll(async () => {

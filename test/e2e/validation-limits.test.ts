@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startServer, type TestServer } from '../support/local-server.ts';
+import { startPreparedServer, type TestServer } from '../support/local-server.ts';
 import { connectClient } from '../support/mcp-client.ts';
 
 let server: TestServer;
@@ -13,7 +13,7 @@ let client: Client;
 
 beforeAll(async () => {
   // Keyword-only: these cases are about argument checking, and this also covers a server with no embedder.
-  server = await startServer({ CHATCTX_GUEST_DAILY_LIMIT: '100000', CHATCTX_EMBEDDINGS: 'none' });
+  server = await startPreparedServer({ CHATCTX_GUEST_DAILY_LIMIT: '100000', CHATCTX_EMBEDDINGS: 'none' });
   client = await connectClient(server.url);
 });
 

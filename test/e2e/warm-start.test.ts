@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { makeDataDir, runCli, startServer, type TestServer } from '../support/local-server.ts';
+import { preparedDataDir, runCli, startServer, type TestServer } from '../support/local-server.ts';
 import { connectClient } from '../support/mcp-client.ts';
 import type { AnalyticsResult } from '../../lambdas/admin/admin-operations.ts';
 
@@ -16,9 +16,8 @@ let server: TestServer;
 let client: Client;
 
 beforeAll(async () => {
-  dataDir = await makeDataDir();
-  // The first start imports and embeds the starter corpus; the restart is the one under test.
-  await (await startServer({}, dataDir)).stop();
+  // A copy of a data directory after its first start (which imported and embedded the starter corpus): the restart is the one under test.
+  dataDir = await preparedDataDir();
   server = await startServer({}, dataDir);
   client = await connectClient(server.url);
 });

@@ -4,9 +4,10 @@
  * collection (test/support/collection-leaks.ts): a handful of records written for it,
  * and an internal copy of every starter record, whose passages sit beside each public
  * one; store B holds the starter corpus alone.
- * Both are prepared as an owner's import would leave them and embedded by the
- * server itself at start (the starter corpus from its shipped vectors, the internal
- * records by the bundled encoder), so every search runs hybrid.
+ * Both are copies of a data directory after a server's first start (the starter
+ * corpus embedded from its shipped vectors); A gets its internal records as an
+ * owner's import would, and the server embeds them at start with the bundled
+ * encoder, so every search runs hybrid.
  *
  * A guest and a key scoped to public only must get from store A exactly what store B
  * answers: results, order, content, total_candidates, mode and no_match suggestions;
@@ -17,7 +18,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { makeDataDir, startServer, type TestServer } from '../support/local-server.ts';
+import { preparedDataDir, startServer, type TestServer } from '../support/local-server.ts';
 import { connectClient } from '../support/mcp-client.ts';
 import {
   INTERNAL,
@@ -32,7 +33,7 @@ import {
   type ScopedKeys,
 } from '../support/collection-leaks.ts';
 import { DataDirLock, storePath } from '../../lambdas/local/data-dir.ts';
-import { STARTER_CORPUS_DIR, loadStarterCorpusOnce, openLocalStore } from '../../lambdas/local/local-store.ts';
+import { STARTER_CORPUS_DIR, openLocalStore } from '../../lambdas/local/local-store.ts';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
 
@@ -51,13 +52,14 @@ let clientB: Client;
 /** Searches made on store A, by the collection set the caller sees. */
 const searchesA = { public: 0, internal: 0 };
 
-/** Fills a data directory as the first start and an owner's import would: the starter corpus, and in store A the internal collection and two scoped keys. */
-async function prepare(dir: string, withInternal: boolean): Promise<void> {
+/**
+ * Adds to a copy of a data directory after its first start (the starter corpus loaded) what an
+ * owner's import would: the internal collection and two scoped keys. Store B is such a copy as it is.
+ */
+async function addInternal(dir: string): Promise<void> {
   const lock = (await DataDirLock.tryAcquire(dir, 'import'))!;
   const store = await openLocalStore(lock);
   try {
-    await loadStarterCorpusOnce(store);
-    if (!withInternal) return;
     internalId = await addInternalCollection(store.sql);
     await addInternalTwins(store.sql, await readRecordFiles(STARTER_CORPUS_DIR));
     keys = await scopedKeys(store.sql, store.secrets, internalId);
@@ -70,9 +72,8 @@ async function prepare(dir: string, withInternal: boolean): Promise<void> {
 }
 
 beforeAll(async () => {
-  [dirA, dirB] = await Promise.all([makeDataDir(), makeDataDir()]);
-  await prepare(dirA, true);
-  await prepare(dirB, false);
+  [dirA, dirB] = await Promise.all([preparedDataDir(), preparedDataDir()]);
+  await addInternal(dirA);
   [serverA, serverB] = await Promise.all([startServer({}, dirA), startServer({}, dirB)]);
   clientsA.guest = await connectClient(serverA.url);
   clientsA.publicOnly = await connectClient(serverA.url, keys.publicOnly.key);

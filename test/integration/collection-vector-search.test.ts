@@ -12,8 +12,8 @@
  * the statement reads, not about the encoder.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
-import { migrate } from '../../lambdas/storage/migrations.ts';
+import type { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
+import { migratedStore } from '../support/store.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
 import { validateRecords } from '../../lambdas/records/record-files.ts';
 import { createCollection } from '../../lambdas/records/collections.ts';
@@ -71,8 +71,7 @@ const nearest = (query: string, collections: number[], limit = 50) =>
   sql.query<{ id: string; similarity: number }>('SELECT * FROM chatctx_vector_search($1::vector, NULL, $2::int[], 40, $3)', [query, `{${collections.join(',')}}`, limit]);
 
 beforeAll(async () => {
-  sql = await PgliteSql.open();
-  await migrate(sql);
+  sql = await migratedStore(false);
   internal = (await createCollection(sql, 'internal', null)).id;
   await importRecords(sql, await records('public', PUBLIC_RECORDS), { approve: true });
   await importRecords(sql, await records('internal', INTERNAL_RECORDS), { approve: true, collection: 'internal' });

@@ -14,8 +14,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
-import { migrate } from '../../lambdas/storage/migrations.ts';
+import type { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
+import { migratedStore } from '../support/store.ts';
 import type { QueryOptions, Sql, SqlParam } from '../../lambdas/ports/sql.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
 import { validateRecords } from '../../lambdas/records/record-files.ts';
@@ -98,8 +98,7 @@ const record = (slug: string, overrides: Record<string, unknown> = {}) => ({
 const files = (items: Record<string, unknown>[]) => validateRecords(items, (i) => `record ${i + 1}`);
 
 beforeAll(async () => {
-  sql = await PgliteSql.open();
-  await migrate(sql);
+  sql = await migratedStore(false);
   await loadRecords();
   // Records imported the ordinary way, with their files: a candidate to approve, approved ones to change.
   await importRecords(sql, await files([record('pool-candidate')]), { approve: false });

@@ -17,6 +17,7 @@ import { createQuotaTable, startDynalite, type Dynalite } from './dynalite.ts';
 import { DataApiSql } from '../../lambdas/storage/data-api-sql.ts';
 import { migrate } from '../../lambdas/storage/migrations.ts';
 import { SETTINGS, readSetting } from '../../lambdas/config/settings.ts';
+import { preparedDump } from './store.ts';
 
 /** The tool function names the gateway invokes. */
 export const TOOL_FUNCTIONS = { search_knowledge: 'fn-search', get_guidance: 'fn-guidance', submit_feedback: 'fn-feedback' } as const;
@@ -35,7 +36,8 @@ export interface AwsBackends {
 export type SettingOverrides = Partial<Record<keyof typeof SETTINGS, string>>;
 
 export async function startAwsBackends(overrides: SettingOverrides = {}): Promise<AwsBackends> {
-  const fixture = await startDataApiFixture();
+  // From the run's migrated store when there is one: the migration below then finds nothing to do.
+  const fixture = await startDataApiFixture({ from: await preparedDump(false) });
   const dynamo = await startDynalite();
   await createQuotaTable(dynamo.client, QUOTA_TABLE);
   const settings: SettingOverrides = {

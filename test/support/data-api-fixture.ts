@@ -234,8 +234,9 @@ function sqlError(error: unknown): ServiceError {
   return new ServiceError('BadRequestException', `ERROR: ${e.message ?? 'unknown error'}${detail}; SQLState: ${e.code ?? 'XX000'}`);
 }
 
-export async function startDataApiFixture(options: { lockTimeoutMs?: number } = {}): Promise<DataApiFixture> {
-  const db = await PGlite.create({ extensions: { vector } });
+/** `from`: a `dumpDataDir` tarball to start from instead of an empty cluster. */
+export async function startDataApiFixture(options: { lockTimeoutMs?: number; from?: Blob } = {}): Promise<DataApiFixture> {
+  const db = await PGlite.create({ loadDataDir: options.from, extensions: { vector } });
   await db.exec("SET TimeZone TO 'UTC'");
   const acquire = createLock(options.lockTimeoutMs ?? 10_000);
   const transactions = new Map<string, OpenTransaction>();

@@ -4,10 +4,11 @@
  * service exactly as a user's client would.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { dataDirTemplatePath } from './prepared.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = join(REPO_ROOT, 'bin', 'chatctx.js');
@@ -25,12 +26,54 @@ export async function makeDataDir(): Promise<string> {
 }
 
 /**
+ * Makes `dir` a data directory as a first start leaves it (store, pepper, the
+ * starter corpus approved and embedded) and stops the server cleanly: what
+ * `preparedDataDir()` copies. Leaves no lock file or admin token behind.
+ */
+export async function firstStartedDataDir(dir: string): Promise<void> {
+  const server = await startServer({}, dir);
+  await server.stop();
+  if (!/"event":"embeddings_current"/.test(server.output())) throw new Error(`the first start did not embed the starter corpus:\n${server.output()}`);
+  await rm(join(dir, 'lock'), { force: true });
+  await rm(join(dir, 'admin-token'), { force: true });
+}
+
+/**
+ * A new data directory holding a copy of the run's first-started one (its own
+ * copy: a test may change it freely), for tests whose subject is not the first
+ * start: a restart takes about 3 s where a first start takes about 8. Every copy
+ * has the same pepper. Without a prepared one (no global set-up) it starts and
+ * stops a server itself.
+ */
+export async function preparedDataDir(): Promise<string> {
+  // Loaded here, not at the top: the global set-up imports this module, and `vitest` cannot load there.
+  const { inject } = await import('vitest');
+  const prepared = inject('chatctxPrepared');
+  const dir = await makeDataDir();
+  if (prepared) await cp(dataDirTemplatePath(prepared), dir, { recursive: true });
+  else await firstStartedDataDir(dir);
+  return dir;
+}
+
+/**
  * Starts `chatctx serve`. It resolves once the server answers and, unless
  * embeddings are off, once the records it embeds in the background are done (or
  * failed), so a test's first search sees the same retrieval every time.
  */
 export async function startServer(env: Record<string, string> = {}, dataDir?: string): Promise<TestServer> {
-  const dir = dataDir ?? (await makeDataDir());
+  return launch(env, dataDir ?? (await makeDataDir()), !dataDir);
+}
+
+/**
+ * `startServer` on its own copy of the prepared data directory, removed at stop:
+ * for tests about what a running server does, not about its first start.
+ */
+export async function startPreparedServer(env: Record<string, string> = {}): Promise<TestServer> {
+  return launch(env, await preparedDataDir(), true);
+}
+
+/** Starts the server on `dir`; `owned` means `stop()` removes the directory. */
+async function launch(env: Record<string, string>, dir: string, owned: boolean): Promise<TestServer> {
   const child: ChildProcess = spawn(process.execPath, [CLI, 'serve'], {
     cwd: REPO_ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', CHATCTX_DATA_DIR: dir, ...env },
@@ -67,7 +110,7 @@ export async function startServer(env: Record<string, string> = {}, dataDir?: st
         child.kill('SIGTERM');
         await exited;
       }
-      if (!dataDir) await rm(dir, { recursive: true, force: true });
+      if (owned) await rm(dir, { recursive: true, force: true });
     },
   };
 }

@@ -3,11 +3,9 @@
  * core in-process (no HTTP). Same PGlite + pgvector as the local server.
  */
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { inject } from 'vitest';
 import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
-import { migrate } from '../../lambdas/storage/migrations.ts';
-import { readRecordFiles } from '../../lambdas/records/record-files.ts';
-import { importRecords } from '../../lambdas/records/record-import.ts';
-import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
 import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
 import { createLogger } from '../../lambdas/observability/logger.ts';
 import type { Logger } from '../../lambdas/ports/logger.ts';
@@ -15,6 +13,7 @@ import type { Embedder } from '../../lambdas/ports/embedder.ts';
 import { embedRecords, recordsToEmbed } from '../../lambdas/embeddings/record-embeddings.ts';
 import { UseLiteEmbedder } from '../../lambdas/embeddings/use-lite-embedder.ts';
 import { SeededEmbedder, loadSeed } from '../../lambdas/embeddings/embedding-seed.ts';
+import { buildStore, storeDumpPath } from './prepared.ts';
 
 /**
  * The bundled encoder behind the starter corpus's shipped embeddings, as the local
@@ -33,10 +32,24 @@ export interface MemoryStore {
   tools: ReturnType<typeof createToolHandlers>;
 }
 
+/** The run's prepared dump of a migrated store (see `prepared.ts`); undefined when the run prepared none. */
+export async function preparedDump(starterCorpus: boolean): Promise<Blob | undefined> {
+  const prepared = inject('chatctxPrepared');
+  return prepared ? new Blob([await readFile(storeDumpPath(prepared, starterCorpus))]) : undefined;
+}
+
+/**
+ * A migrated store, with the starter corpus unless told not to: restored from the
+ * run's prepared dump (about a second) rather than initialised, migrated and
+ * imported (several); built here when the run prepared none.
+ */
+export async function migratedStore(starterCorpus = true): Promise<PgliteSql> {
+  const dump = await preparedDump(starterCorpus);
+  return dump ? PgliteSql.fromDump(dump) : buildStore(starterCorpus);
+}
+
 export async function memoryStore(options: { starterCorpus?: boolean; embedder?: Embedder } = {}): Promise<MemoryStore> {
-  const sql = await PgliteSql.open();
-  await migrate(sql);
-  if (options.starterCorpus ?? true) await importRecords(sql, await readRecordFiles(STARTER_CORPUS_DIR), { approve: true });
+  const sql = await migratedStore(options.starterCorpus ?? true);
   const embedder = options.embedder;
   if (embedder) await embedRecords(sql, embedder, await recordsToEmbed(sql, embedder.model), { deferIndex: true });
   const pepper = randomBytes(32);
