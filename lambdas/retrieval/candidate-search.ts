@@ -12,10 +12,13 @@
  *   analysed with the same `english` configuration as the records; the groups of
  *   `query-analysis.ts` weight their words, and each hit reports which query
  *   lexemes it contains, so that `coverage.ts` can judge the match.
- * - Dense: the exact nearest passages (cosine, pgvector) among the caller's
- *   collections' `record_passages`; a record's similarity is its best passage's. Not
- *   the HNSW index: an approximate walk through a graph of every collection's
- *   passages finds other visible ones depending on the invisible ones beside them.
+ * - Dense: the nearest passages (cosine, pgvector) among the caller's collections'
+ *   `record_passages`; a record's similarity is its best passage's. Through the HNSW
+ *   index, except on a store of 100 passages or fewer and for a caller who cannot see
+ *   every collection, up to 3,000 visible passages: there an exact scan, because an
+ *   approximate walk through a graph of every collection's passages finds other
+ *   visible ones depending on the invisible ones beside them
+ *   (schema/013_vector_index_at_every_size.sql).
  * - The best-passage similarity of keyword hits the nearest-neighbour pool missed,
  *   so that they can be fused too.
  *

@@ -23,7 +23,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { toProxyEvent } from '../support/api-gateway-fetch.ts';
 import { answerInvokes, startAwsBackends, toolEntries, TOOL_FUNCTIONS, type AwsBackends, type LambdaEntry } from '../support/aws-backends.ts';
 import { seededUseLite } from '../support/store.ts';
-import { INTERNAL, QUESTIONS, addInternalCollection, comparable, internalMentions, scopedKeys, slugsOf, withIdAs, type ScopedKeys } from '../support/collection-leaks.ts';
+import { INTERNAL, QUESTIONS, addInternalCollection, answerExactlyUpTo, comparable, internalMentions, scopedKeys, slugsOf, withIdAs, type ScopedKeys } from '../support/collection-leaks.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
@@ -64,6 +64,7 @@ async function freshStore(withInternal: boolean): Promise<AwsBackends> {
   vi.resetModules();
   const started = await startAwsBackends({ embeddings: 'bedrock' });
   await importRecords(started.sql, await readRecordFiles(STARTER_CORPUS_DIR), { approve: true });
+  if (!withInternal) await answerExactlyUpTo(started.sql, 3_000);
   if (withInternal) {
     internalId = await addInternalCollection(started.sql);
     keys = await scopedKeys(started.sql, pepper, internalId);

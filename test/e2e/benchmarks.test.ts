@@ -118,6 +118,11 @@ const BENCHMARKS: readonly Benchmark[] = [
     command: async (out) => [TSX, ['bin/bench/collections.ts', '--quick', '--out', out, '--cache-dir', join(out, '..', 'eval-cache')]],
     keys: ['internal_records', 'questions', 'rounds', 'summary', 'guest_answers', 'dense_check', 'plans'],
   },
+  {
+    name: 'vector-plan',
+    command: async (out) => [TSX, ['bin/bench/vector-plan.ts', '--quick', '--out', out]],
+    keys: ['date', 'node', 'passages_asked', 'queries', 'sizes'],
+  },
   { name: 'search-bundle', command: async (out) => [TSX, ['bin/bench/search-bundle.ts', '--quick', '--out', out]], keys: ['node', 'runs', 'inline', 'split'] },
   { name: 'cli-start', command: async (out) => [process.execPath, ['bin/bench/cli-start.mjs', '--quick', '--out', out]], keys: ['command', 'runs', 'median_ms'] },
 ];

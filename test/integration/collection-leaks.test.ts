@@ -7,7 +7,10 @@
  * Both are copies of a data directory after a server's first start (the starter
  * corpus embedded from its shipped vectors); A gets its internal records as an
  * owner's import would, and the server embeds them at start with the bundled
- * encoder, so every search runs hybrid.
+ * encoder, so every search runs hybrid. Both read their nearest passages exactly
+ * (`answerExactlyUpTo`): on the index a guest walks the public collection's own graph
+ * on A and the whole (public) graph on B, and two HNSW graphs can differ by a near
+ * tie, which would be no leak; the index paths are tested in vector-plan.test.ts.
  *
  * A guest and a key scoped to public only must get from store A exactly what store B
  * answers: results, order, content, total_candidates, mode and no_match suggestions;
@@ -25,6 +28,7 @@ import {
   QUESTIONS,
   addInternalCollection,
   addInternalTwins,
+  answerExactlyUpTo,
   comparable,
   internalMentions,
   scopedKeys,
@@ -60,6 +64,7 @@ async function addInternal(dir: string): Promise<void> {
   const lock = (await DataDirLock.tryAcquire(dir, 'import'))!;
   const store = await openLocalStore(lock);
   try {
+    await answerExactlyUpTo(store.sql, 3_000);
     internalId = await addInternalCollection(store.sql);
     await addInternalTwins(store.sql, await readRecordFiles(STARTER_CORPUS_DIR));
     keys = await scopedKeys(store.sql, store.secrets, internalId);
@@ -71,9 +76,22 @@ async function addInternal(dir: string): Promise<void> {
   }
 }
 
+/** Store B as a copy of the first-started directory is, but answering exactly as A does. */
+async function exactAnswers(dir: string): Promise<void> {
+  const lock = (await DataDirLock.tryAcquire(dir, 'import'))!;
+  const store = await openLocalStore(lock);
+  try {
+    await answerExactlyUpTo(store.sql, 3_000);
+  } finally {
+    await store.close();
+    await lock.release();
+  }
+}
+
 beforeAll(async () => {
   [dirA, dirB] = await Promise.all([preparedDataDir(), preparedDataDir()]);
   await addInternal(dirA);
+  await exactAnswers(dirB);
   [serverA, serverB] = await Promise.all([startServer({}, dirA), startServer({}, dirB)]);
   clientsA.guest = await connectClient(serverA.url);
   clientsA.publicOnly = await connectClient(serverA.url, keys.publicOnly.key);

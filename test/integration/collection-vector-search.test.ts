@@ -1,12 +1,15 @@
 /**
  * The dense side among a caller's collections (`chatctx_vector_search`,
- * schema/012_collections.sql), on both of its paths:
+ * schema/013_vector_index_at_every_size.sql), on both of its paths:
  *
- * - up to 3,000 visible passages, the exact nearest ones: the same records, in the
- *   same order, as a brute-force comparison of the visible passages alone, so the
- *   passages of other collections cannot move a guest's candidates;
- * - beyond, the HNSW index (its scans counted in pg_stat_user_indexes), still
- *   returning only visible records and a full pool.
+ * - a caller who cannot see every collection, up to 3,000 visible passages: the exact
+ *   nearest ones, the same records in the same order as a brute-force comparison of
+ *   the visible passages alone, so the passages of other collections cannot move a
+ *   guest's candidates;
+ * - a caller who sees every collection: the HNSW index (its scans counted in
+ *   pg_stat_user_indexes), still returning only visible records and a full pool.
+ *
+ * (How the choice follows a store's size: test/integration/vector-plan.test.ts.)
  *
  * Vectors are written directly (deterministic, unit length): this is about which rows
  * the statement reads, not about the encoder.
@@ -102,7 +105,7 @@ describe('the nearest passages among the caller\'s collections', () => {
     }
   });
 
-  it('come from the HNSW index once the caller sees more than 3,000 passages, and are all visible', async () => {
+  it('come from the HNSW index for a caller who sees every collection, and are all visible', async () => {
     expect(PUBLIC_RECORDS * PUBLIC_PASSAGES + INTERNAL_RECORDS * INTERNAL_PASSAGES).toBeGreaterThan(3_000);
     const before = await indexScans();
     const got = await nearest(literal(unit(99_991)), [1, internal], 10);

@@ -172,3 +172,17 @@ export function comparable(answer: any): unknown {
 export function withIdAs(value: unknown, id: string, placeholder: string): unknown {
   return JSON.parse(JSON.stringify(value).replaceAll(id, placeholder));
 }
+
+/**
+ * Makes a store read the exact nearest passages up to `passages` visible ones
+ * (`chatctx.exact_passages`, schema/013_vector_index_at_every_size.sql): for this
+ * session, and, through `postgresql.auto.conf` (PGlite reads it at every open), for
+ * the server that opens the store next. Store B of the no-leak tests holds one
+ * collection, so it would walk the HNSW index, and two HNSW graphs can differ by a
+ * near tie; a guest on store A reads exactly (it cannot see every collection), so B
+ * must too for "the same answer" to be a test of leaks alone.
+ */
+export async function answerExactlyUpTo(sql: Sql, passages: number): Promise<void> {
+  await sql.query(`ALTER SYSTEM SET chatctx.exact_passages = '${passages}'`);
+  await sql.query("SELECT set_config('chatctx.exact_passages', $1, false)", [String(passages)]);
+}
