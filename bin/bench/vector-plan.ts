@@ -1,5 +1,5 @@
 /**
- * `npm run bench:vector-plan -- [--sizes 500,1000,3000,5000] [--queries 40] [--out FILE] [--quick]`
+ * `npm run bench:vector-plan -- [--sizes 500,1000,3000,5000] [--queries 40] [--exact-passages N] [--out FILE] [--quick]`
  *
  * How fast the dense side finds its nearest passages on a store as it grows, and
  * whether `chatctx_vector_search` takes the faster way at each size. One in-memory
@@ -33,14 +33,18 @@ import { addPassageRecords, queryVector, passageSource } from './passage-store.t
 const opts = new Command('bench:vector-plan')
   .option('--sizes <list>', 'store sizes in records, ascending', '500,1000,3000,5000')
   .option('--queries <n>', 'query vectors timed at each size', (v) => Number(v), 40)
+  .option('--exact-passages <n>', "sets chatctx.exact_passages for the run (the size up to which the function scans exactly; 0: the index at every size)")
   .option('--out <file>', 'where the JSON report goes', 'bench-results/vector-plan.json')
   .option('--quick', 'sizes 60 and 200, 3 queries: checks that the benchmark runs')
   .parse()
-  .opts<{ sizes: string; queries: number; out: string; quick?: boolean }>();
+  .opts<{ sizes: string; queries: number; exactPassages?: string; out: string; quick?: boolean }>();
 if (opts.quick) Object.assign(opts, { sizes: '60,200', queries: 3 });
 const sizes = opts.sizes.split(',').map(Number);
-if (!sizes.every((n, i) => Number.isInteger(n) && n >= 1 && (i === 0 || n > sizes[i - 1]!)) || !(Number.isInteger(opts.queries) && opts.queries >= 1)) {
-  console.error(`bench:vector-plan: --sizes takes ascending positive whole numbers, --queries a positive whole number (got ${opts.sizes}, ${opts.queries})`);
+const badExact = opts.exactPassages !== undefined && !/^[0-9]{1,7}$/.test(opts.exactPassages);
+if (!sizes.every((n, i) => Number.isInteger(n) && n >= 1 && (i === 0 || n > sizes[i - 1]!)) || !(Number.isInteger(opts.queries) && opts.queries >= 1) || badExact) {
+  console.error(
+    `bench:vector-plan: --sizes takes ascending positive whole numbers, --queries and --exact-passages whole numbers (got ${opts.sizes}, ${opts.queries}, ${opts.exactPassages})`,
+  );
   process.exit(2);
 }
 
@@ -145,6 +149,7 @@ try {
   const started = new Date().toISOString();
   await migrate(sql);
   await loadPreviousFunction(sql);
+  if (opts.exactPassages !== undefined) await sql.query("SELECT set_config('chatctx.exact_passages', $1, false)", [opts.exactPassages]);
   const source = await passageSource(20_261_202);
   const queries = Array.from({ length: opts.queries }, () => vectorLiteral(queryVector(source)));
   const rows = [];
@@ -162,7 +167,7 @@ try {
     rows.push({ records: size, passages, load, result: await measure(sql, queries), load_after: loadavg().map((l) => round(l, 2)) });
   }
   printReport(rows);
-  const report = { quick: opts.quick ?? false, date: started, node: process.version, passages_asked: PASSAGES, queries: opts.queries, sizes: rows };
+  const report = { quick: opts.quick ?? false, date: started, node: process.version, passages_asked: PASSAGES, queries: opts.queries, exact_passages: opts.exactPassages ?? null, sizes: rows };
   await mkdir(dirname(resolve(opts.out)), { recursive: true });
   await writeFile(resolve(opts.out), JSON.stringify(report, null, 2) + '\n');
   console.log(`wrote ${opts.out}`);

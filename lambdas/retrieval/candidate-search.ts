@@ -14,7 +14,7 @@
  *   lexemes it contains, so that `coverage.ts` can judge the match.
  * - Dense: the nearest passages (cosine, pgvector) among the caller's collections'
  *   `record_passages`; a record's similarity is its best passage's. Through the HNSW
- *   index, except on a store of 100 passages or fewer and for a caller who cannot see
+ *   index, except on a store of 150 passages or fewer and for a caller who cannot see
  *   every collection, up to 3,000 visible passages: there an exact scan, because an
  *   approximate walk through a graph of every collection's passages finds other
  *   visible ones depending on the invisible ones beside them
