@@ -39,6 +39,13 @@
 -- found 99 to 100 % but cost 20 to 40 % more, and every keyword hit gets its exact
 -- similarity anyway (candidate-search.ts).
 --
+-- The public collection's own vector index, for guests and public-only keys beside
+-- other collections: its graph holds public passages only, so an approximate walk
+-- through it finds what it would find in a store holding the public collection alone.
+-- (Other collections get no index of their own: creating one is DDL the owner's role
+-- runs, at collection creation, which is not built yet.)
+CREATE INDEX IF NOT EXISTS record_passages_public_embedding_idx ON record_passages USING hnsw (embedding vector_cosine_ops) WHERE collection_id = 1;
+
 -- Same signature as 012's collections overload, so CREATE OR REPLACE keeps its grants;
 -- the previous function without collections stays for code deployed before 012.
 CREATE OR REPLACE FUNCTION chatctx_vector_search(p_vector vector, p_technologies jsonb, p_collections integer[], p_passages int, p_limit int)
@@ -85,7 +92,9 @@ BEGIN
     END IF;
     held := (SELECT min(p.collection_id) FROM record_passages p WHERE p.collection_id > held);
   END LOOP;
-  bound := CASE WHEN hidden THEN greatest(exact_limit, small_store) ELSE small_store END;
+  -- A guest (public alone) has the public collection's own index: a graph of public
+  -- passages only, so nothing else moves what the walk finds.
+  bound := CASE WHEN hidden AND p_collections <> ARRAY[1] THEN greatest(exact_limit, small_store) ELSE small_store END;
   SELECT count(*) INTO visible FROM (SELECT 1 FROM record_passages p WHERE p.collection_id = ANY (p_collections) LIMIT bound + 1) s;
   IF visible <= bound THEN
     RETURN QUERY EXECUTE

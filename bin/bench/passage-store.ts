@@ -48,8 +48,11 @@ export function queryVector(source: PassageSource): number[] {
 /** A whole-number array as PostgreSQL's array text, for an `int[]` parameter. */
 const intArray = (values: readonly number[]) => `{${values.join(',')}}`;
 
-/** The vector index as schema/001_initial.sql defines it. */
-const VECTOR_INDEX = 'CREATE INDEX IF NOT EXISTS record_passages_embedding_idx ON record_passages USING hnsw (embedding vector_cosine_ops)';
+/** The vector indexes as the schema defines them (001, and the public collection's own from 013). */
+const VECTOR_INDEXES = [
+  'CREATE INDEX IF NOT EXISTS record_passages_embedding_idx ON record_passages USING hnsw (embedding vector_cosine_ops)',
+  'CREATE INDEX IF NOT EXISTS record_passages_public_embedding_idx ON record_passages USING hnsw (embedding vector_cosine_ops) WHERE collection_id = 1',
+];
 
 /** Puts the shipped vectors in a temporary table of the session, so passages are made in SQL (no vector text to parse). */
 async function loadBases(sql: Sql, source: PassageSource): Promise<void> {
@@ -66,7 +69,7 @@ async function loadBases(sql: Sql, source: PassageSource): Promise<void> {
  * with their passages; returns how many passages it wrote. Each passage is three parts
  * of one shipped vector and one part of another, at unit length (a cosine of about 0.9
  * with the first). Like a large import on a server (`embedRecords` with `deferIndex`),
- * the vector index is dropped first and built once at the end, which is about four
+ * the vector indexes are dropped first and built once at the end, which is about four
  * times faster than growing it row by row.
  */
 export async function addPassageRecords(sql: Sql, source: PassageSource, options: { prefix: string; from: number; to: number; collection: number }): Promise<number> {
@@ -83,7 +86,7 @@ export async function addPassageRecords(sql: Sql, source: PassageSource, options
     }
   }
   await sql.transaction(async (tx) => {
-    await tx.query('DROP INDEX IF EXISTS record_passages_embedding_idx');
+    await tx.query('DROP INDEX IF EXISTS record_passages_embedding_idx, record_passages_public_embedding_idx');
     await tx.query(
       `INSERT INTO records (id, slug, status, title, topic, recommendation, confidence, content_hash, collection_id)
        SELECT gen_random_uuid(), $1 || '-' || i, 'approved', 'Generated record ' || i, 'reliability', 'Generated guidance.', 'low', md5($1 || i), $4
@@ -99,7 +102,7 @@ export async function addPassageRecords(sql: Sql, source: PassageSource, options
          JOIN passage_bases b ON b.i = x.b`,
       [options.prefix, intArray(records), intArray(first), intArray(second), options.collection],
     );
-    await tx.query(VECTOR_INDEX);
+    for (const index of VECTOR_INDEXES) await tx.query(index);
   });
   return records.length;
 }

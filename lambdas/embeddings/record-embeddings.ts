@@ -46,8 +46,11 @@ export interface EmbedRecordsOptions {
   readonly deferIndex?: boolean;
 }
 
-/** The vector index over the passages (schema/001_initial.sql defines the same one). */
-const VECTOR_INDEX = 'CREATE INDEX IF NOT EXISTS record_passages_embedding_idx ON record_passages USING hnsw (embedding vector_cosine_ops)';
+/** The vector indexes over the passages (schema/001_initial.sql and, the public collection's own, 013 define the same). */
+const VECTOR_INDEXES = [
+  'CREATE INDEX IF NOT EXISTS record_passages_embedding_idx ON record_passages USING hnsw (embedding vector_cosine_ops)',
+  'CREATE INDEX IF NOT EXISTS record_passages_public_embedding_idx ON record_passages USING hnsw (embedding vector_cosine_ops) WHERE collection_id = 1',
+];
 
 export interface EmbedSummary {
   readonly embedded: number;
@@ -85,7 +88,7 @@ export async function embedRecords(sql: Sql, embedder: Embedder, records: readon
   let embedded = 0;
   let passages = 0;
   const deferred = options.deferIndex === true && records.length > 0 && (await storedPassages(sql)) < records.length;
-  if (deferred) await sql.query('DROP INDEX IF EXISTS record_passages_embedding_idx');
+  if (deferred) await sql.query('DROP INDEX IF EXISTS record_passages_embedding_idx, record_passages_public_embedding_idx');
   options.onProgress?.({ done: 0, total: records.length });
   for (let start = 0; start < records.length; start += batchSize) {
     options.signal?.throwIfAborted();
@@ -118,7 +121,7 @@ export async function embedRecords(sql: Sql, embedder: Embedder, records: readon
     options.onProgress?.({ done: embedded, total: records.length });
   }
   // Also after an interrupted pass (which left none): the statement is a no-op when the index exists.
-  if (options.deferIndex) await sql.query(VECTOR_INDEX);
+  if (options.deferIndex) for (const index of VECTOR_INDEXES) await sql.query(index);
   return { embedded, passages };
 }
 
