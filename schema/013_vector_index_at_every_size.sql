@@ -13,13 +13,17 @@
 --   1.24 times what it costs scanning (100 passages), the same at 150, 0.93 times at
 --   200 and 0.79 at 300 (setting up the index read is what a tiny scan saves), and the
 --   exact answer is the reproducible one;
--- - a caller that cannot see every passage of the store, up to 3,000 visible
---   passages. The index's graph holds every collection's passages, and an approximate
---   walk that skips the invisible ones still goes where they lead, so which visible
---   passages it finds would change with the records beside them (012 explains what
---   the leak tests saw). A caller who sees everything (a store with one collection, or
---   a key scoped to all of them) walks a graph of visible passages only, which is what
---   a store holding only its collections would walk.
+-- - a caller that cannot see every passage of the store and is not a guest (a key
+--   scoped to some collections), up to 3,000 visible passages. The store's index graph
+--   holds every collection's passages, and an approximate walk that skips the
+--   invisible ones still goes where they lead, so which visible passages it finds
+--   would change with the records beside them (012 explains what the leak tests saw).
+--
+-- A caller who sees everything (a store with one collection, or a key scoped to all of
+-- them) walks the store's graph, which then holds visible passages only. A guest (or
+-- any caller of public alone) walks the public collection's own graph, below: public
+-- passages only, whatever else the store holds. Beside 2,000 internal records a
+-- guest's search then costs what it costs on a store without them (bench:collections).
 --
 -- Exact answers are reproducible: two stores holding the same passages give the same
 -- nearest ones, where two HNSW graphs (built in a random order) can differ by a near
@@ -27,8 +31,8 @@
 -- microseconds a passage), sets the size up to which the scan is used: on Aurora
 -- ALTER DATABASE <name> SET chatctx.exact_passages = '3000' (new sessions read it), on
 -- PGlite ALTER SYSTEM SET chatctx.exact_passages = '3000' (read at every open).
--- Anything but a whole number is ignored. The no-leak tests set it on the store they
--- compare a guest's answers with.
+-- Anything but a whole number is ignored. The no-leak tests set it on both stores they
+-- compare, so that they compare what collections change, not two graphs.
 --
 -- Whether a caller sees everything is one index probe per collection that holds
 -- passages, not a count of passages.

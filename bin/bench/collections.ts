@@ -85,8 +85,8 @@ const round = (n: number, places = 1) => Math.round(n * 10 ** places) / 10 ** pl
 const median = (values: readonly number[]) => percentile([...values].sort((a, b) => a - b), 50);
 const p95 = (values: readonly number[]) => percentile([...values].sort((a, b) => a - b), 95);
 
-/** The vector index (schema/001_initial.sql), the collection index beside it, and the keyword side's posting index. */
-const INDEXES = ['record_passages_embedding_idx', 'record_passages_collection_idx', 'record_terms_lexeme_collection_idx', 'record_terms_pkey'] as const;
+/** The vector indexes (schema/001_initial.sql, and the public collection's own from 013), the collection index beside them, and the keyword side's posting index. */
+const INDEXES = ['record_passages_embedding_idx', 'record_passages_public_embedding_idx', 'record_passages_collection_idx', 'record_terms_lexeme_collection_idx', 'record_terms_pkey'] as const;
 
 interface Store {
   readonly name: 'A' | 'B';
@@ -155,7 +155,7 @@ async function functionSource(sql: PgliteSql, name: string): Promise<string> {
   return rows[0]?.src ?? '';
 }
 
-const shapeChanged = (name: string) => new Error(`the statement of ${name} (the collections overload) was not found: schema/012_collections.sql changed its shape`);
+const shapeChanged = (name: string) => new Error(`the statement of ${name} (the collections overload) was not found: the schema changed its shape`);
 
 /** The keyword statement, as stored. */
 async function keywordStatement(sql: PgliteSql): Promise<string> {
@@ -232,8 +232,8 @@ async function retrievalPlans(sql: PgliteSql, question: string, vector: string, 
 /** The records the dense side returns for a vector among `collections`, by slug, best first; exact (no index) when asked. */
 async function denseSlugs(sql: PgliteSql, vector: string, collections: readonly number[], exact: boolean): Promise<string[]> {
   return sql.transaction(async (tx) => {
-    // Without index scans the nearest passages are found by reading and sorting every visible one: the exact answer.
-    if (exact) await tx.query("SELECT set_config('enable_indexscan', 'off', true)");
+    // The store's own setting for exact answers (schema/013): every visible passage read and sorted.
+    if (exact) await tx.query("SELECT set_config('chatctx.exact_passages', '9999999', true)");
     const rows = await tx.query<{ slug: string }>(
       `SELECT r.slug FROM chatctx_vector_search($1::vector, NULL::jsonb, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)::int), $3::int, $4::int) d
          JOIN records r ON r.id = d.id::uuid ORDER BY d.similarity DESC, r.slug`,

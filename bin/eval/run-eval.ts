@@ -242,12 +242,15 @@ async function loadStore(sql: PgliteSql, corpus: Awaited<ReturnType<typeof loadC
   if (embedder) {
     await timed('embed documents', async () => {
       // Bulk load: building the HNSW index once after the inserts is faster than
-      // growing it row by row. The index is recreated from its own definition.
-      const [index] = await sql.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'record_passages_embedding_idx'");
-      if (index) await sql.query('DROP INDEX record_passages_embedding_idx');
+      // growing it row by row. The indexes (the store's, and the public collection's own)
+      // are recreated from their own definitions.
+      const indexes = await sql.query<{ name: string; indexdef: string }>(
+        "SELECT indexname AS name, indexdef FROM pg_indexes WHERE indexname IN ('record_passages_embedding_idx', 'record_passages_public_embedding_idx')",
+      );
+      for (const index of indexes) await sql.query(`DROP INDEX ${index.name}`);
       const stale = await recordsToEmbed(sql, embedder.model);
       await embedRecords(sql, embedder, stale, { batchSize: 64, onProgress: options.progress?.('embed') });
-      if (index) await sql.query(index.indexdef);
+      for (const index of indexes) await sql.query(index.indexdef);
     });
   }
   // As the local server does at start: PGlite never refreshes planner statistics itself.

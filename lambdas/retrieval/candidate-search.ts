@@ -13,12 +13,12 @@
  *   `query-analysis.ts` weight their words, and each hit reports which query
  *   lexemes it contains, so that `coverage.ts` can judge the match.
  * - Dense: the nearest passages (cosine, pgvector) among the caller's collections'
- *   `record_passages`; a record's similarity is its best passage's. Through the HNSW
- *   index, except on a store of 150 passages or fewer and for a caller who cannot see
- *   every collection, up to 3,000 visible passages: there an exact scan, because an
- *   approximate walk through a graph of every collection's passages finds other
- *   visible ones depending on the invisible ones beside them
- *   (schema/013_vector_index_at_every_size.sql).
+ *   `record_passages`; a record's similarity is its best passage's. Through an HNSW
+ *   index: the store's, or for a guest the public collection's own. An exact scan on
+ *   a store of 150 passages or fewer, and for a key that sees some collections but not
+ *   all, up to 3,000 visible passages, because an approximate walk through a graph of
+ *   every collection's passages finds other visible ones depending on the invisible
+ *   ones beside them (schema/013_vector_index_at_every_size.sql).
  * - The best-passage similarity of keyword hits the nearest-neighbour pool missed,
  *   so that they can be fused too.
  *

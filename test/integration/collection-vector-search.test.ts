@@ -1,13 +1,15 @@
 /**
  * The dense side among a caller's collections (`chatctx_vector_search`,
- * schema/013_vector_index_at_every_size.sql), on both of its paths:
+ * schema/013_vector_index_at_every_size.sql), on its three paths:
  *
- * - a caller who cannot see every collection, up to 3,000 visible passages: the exact
- *   nearest ones, the same records in the same order as a brute-force comparison of
- *   the visible passages alone, so the passages of other collections cannot move a
- *   guest's candidates;
- * - a caller who sees every collection: the HNSW index (its scans counted in
- *   pg_stat_user_indexes), still returning only visible records and a full pool.
+ * - a caller who cannot see every collection (here a key scoped to internal alone),
+ *   up to 3,000 visible passages: the exact nearest ones, the same records in the same
+ *   order as a brute-force comparison of the visible passages alone, so the passages
+ *   of other collections cannot move its candidates;
+ * - a guest: the public collection's own HNSW index, whose graph holds public
+ *   passages only, never the store's (its scans counted in pg_stat_user_indexes);
+ * - a caller who sees every collection: the store's HNSW index, still returning only
+ *   visible records and a full pool.
  *
  * (How the choice follows a store's size: test/integration/vector-plan.test.ts.)
  *
@@ -25,7 +27,7 @@ let sql: PgliteSql;
 let internal = 0;
 const PUBLIC_RECORDS = 60;
 const PUBLIC_PASSAGES = 5;
-const INTERNAL_RECORDS = 80;
+const INTERNAL_RECORDS = 70;
 const INTERNAL_PASSAGES = 40;
 
 const unit = (seed: number) => {
@@ -63,12 +65,13 @@ async function addPassages(prefix: string, perRecord: number, seedBase: number):
 }
 
 // Statistics reach pg_stat_user_indexes when the backend flushes them: forced before each read.
-async function indexScans(): Promise<number> {
+async function indexScans(name = 'record_passages_embedding_idx'): Promise<number> {
   await sql.query('SELECT pg_stat_force_next_flush()');
   await sql.query('SELECT pg_stat_clear_snapshot()');
-  const [row] = await sql.query<{ n: number }>("SELECT idx_scan::int AS n FROM pg_stat_user_indexes WHERE indexrelname = 'record_passages_embedding_idx'");
+  const [row] = await sql.query<{ n: number }>('SELECT idx_scan::int AS n FROM pg_stat_user_indexes WHERE indexrelname = $1', [name]);
   return Number(row!.n);
 }
+const PUBLIC_INDEX = 'record_passages_public_embedding_idx';
 
 const nearest = (query: string, collections: number[], limit = 50) =>
   sql.query<{ id: string; similarity: number }>('SELECT * FROM chatctx_vector_search($1::vector, NULL, $2::int[], 40, $3)', [query, `{${collections.join(',')}}`, limit]);
@@ -88,21 +91,29 @@ afterAll(async () => {
 });
 
 describe('the nearest passages among the caller\'s collections', () => {
-  it('are the exact nearest visible ones for a guest beside a larger internal collection', async () => {
+  it('are the exact nearest visible ones for a key scoped to internal alone, beside the public collection', async () => {
     for (const seed of [7, 11, 13]) {
       const query = literal(unit(seed * 31_337));
-      const before = await indexScans();
-      const got = await nearest(query, [1]);
-      expect(await indexScans()).toBe(before);
+      const before = [await indexScans(), await indexScans(PUBLIC_INDEX)];
+      const got = await nearest(query, [internal]);
+      expect([await indexScans(), await indexScans(PUBLIC_INDEX)]).toEqual(before);
       const exact = await sql.query<{ id: string }>(
-        `SELECT p.record_id::text AS id FROM record_passages p WHERE p.collection_id = 1
+        `SELECT p.record_id::text AS id FROM record_passages p WHERE p.collection_id = $2
           GROUP BY p.record_id ORDER BY max(1 - (p.embedding <=> $1::vector)) DESC, 1 LIMIT 50`,
-        [query],
+        [query, internal],
       );
       // The 40 nearest passages name at most 40 records; each is one of the exact best, in order.
       expect(got.length).toBeGreaterThan(0);
       expect(got.map((r) => r.id)).toEqual(exact.slice(0, got.length).map((r) => r.id));
     }
+  });
+
+  it("come from the public collection's own index for a guest, never from the store's, whose graph holds internal passages", async () => {
+    const before = [await indexScans(), await indexScans(PUBLIC_INDEX)];
+    const got = await nearest(literal(unit(77_777)), [1], 10);
+    expect(await indexScans()).toBe(before[0]);
+    expect(await indexScans(PUBLIC_INDEX)).toBeGreaterThan(before[1]!);
+    expect(got).toHaveLength(10);
   });
 
   it('come from the HNSW index for a caller who sees every collection, and are all visible', async () => {
