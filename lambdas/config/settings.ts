@@ -313,6 +313,15 @@ export const SETTINGS = {
     default: false,
     description: 'while a source of an approved record was last found without its excerpt (a check since its approval), answers give the record\'s confidence one step lower (high → medium → low); the record stays published either way',
   }),
+  storeBuffersMb: integer({
+    env: 'CHATCTX_STORE_BUFFERS_MB',
+    runtimes: LOCAL,
+    min: 8,
+    max: 4096,
+    default: 32,
+    description:
+      "MiB of the embedded store's page cache (Postgres's `shared_buffers`) while the server runs, kept once touched; a page beyond it is read from the operating system's file cache. 32 holds the starter corpus several times over; a store of many thousand records may answer faster with more",
+  }),
   sourceCheckIntervalHours: integer({
     env: 'CHATCTX_SOURCE_CHECK_INTERVAL_HOURS',
     runtimes: LOCAL,

@@ -35,6 +35,7 @@ export interface LocalConfig {
   readonly sourcesPrivateAddresses: boolean;
   /** Hours between background source checks; 0 for none. */
   readonly sourceCheckIntervalHours: number;
+  readonly storeBuffersMb: number;
   /** Show records whose evidence drifted with their confidence one step lower. */
   readonly driftDemotesConfidence: boolean;
   /** OAuth redirect URIs allowed besides loopback ones. */
@@ -68,6 +69,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     'searchEventRetentionDays',
     'sourcesPrivateAddresses',
     'sourceCheckIntervalHours',
+    'storeBuffersMb',
     'driftDemotesConfidence',
     'oauthRedirectAllowlist',
     'oauthRegistrationsPerHour',
@@ -93,6 +95,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     searchEventRetentionDays: s.searchEventRetentionDays,
     sourcesPrivateAddresses: s.sourcesPrivateAddresses,
     sourceCheckIntervalHours: s.sourceCheckIntervalHours,
+    storeBuffersMb: s.storeBuffersMb,
     driftDemotesConfidence: s.driftDemotesConfidence,
     oauthRedirectAllowlist: s.oauthRedirectAllowlist,
     oauthRegistrationsPerHour: s.oauthRegistrationsPerHour,

@@ -46,6 +46,7 @@ import { errorKind } from '../observability/logger.ts';
 import { createSiteHandler } from '../site/site-handler.ts';
 import { activeProfile } from '../retrieval/relevance-profiles.ts';
 import { loadTokenizer } from '../retrieval/token-budget.ts';
+import { analyzeIfStale } from './planner-statistics.ts';
 import { drain, listen, tracked } from './listen.ts';
 import type { LocalConfig } from './local-config.ts';
 import { openLocalStore, loadStarterCorpusOnce, type LocalStore } from './local-store.ts';
@@ -100,12 +101,13 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     const embedder = await createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
     if (embedder?.close) stops.push(() => embedder.close!());
     const encoderWarm = warmEncoder(embedder);
-    const store = await openLocalStore(lock, { thread: true });
-    await loadTokenizer();
-    stops.push(() => store.close());
+    // Parsing the tokenizer's tables holds this thread for a few hundred milliseconds:
+    // begun first, it runs while the store's own thread opens the store.
+    const tokenizer = loadTokenizer();
+    const { store, starterCorpusLoaded } = await openServingStore(lock, config, stops);
+    await tokenizer;
     const events = new BufferedSearchEvents(store.sql, logger);
     stops.push(() => events.close());
-    const starterCorpusLoaded = config.loadStarterCorpus ? (await loadStarterCorpusOnce(store))?.slugs.length : undefined;
     await housekeeping(store);
     // PGlite creates its files 0666 whatever the umask; the 0700 directory already shuts others out.
     await makePrivate(lock.dataDir);
@@ -162,11 +164,32 @@ async function acquire(dataDir: string, waitMs: number, logger: Logger): Promise
   }
 }
 
-/** Expired quota counters and long-unused query embeddings go; PGlite has no autovacuum, so refresh statistics. */
+/**
+ * The store the server answers from, with the starter corpus loaded when asked (its
+ * record count when this start loaded it). A store this start created is closed and
+ * opened again before answering: creating it (Postgres's initial files, the schema,
+ * the import) left the store's thread holding about 500 MiB it never gives back
+ * (WebAssembly memory does not shrink), and a new thread starts from what a restart
+ * holds. It costs the first start one open of the store, about a second.
+ */
+async function openServingStore(lock: DataDirLock, config: LocalConfig, stops: (() => Promise<void>)[]) {
+  const open = () => openLocalStore(lock, { thread: true, memory: { sharedBuffersMb: config.storeBuffersMb } });
+  let store = await open();
+  const close = () => store.close();
+  stops.push(close);
+  const starterCorpusLoaded = config.loadStarterCorpus ? (await loadStarterCorpusOnce(store))?.slugs.length : undefined;
+  if (store.created) {
+    await store.close();
+    store = { ...(await open()), created: true };
+  }
+  return { store, starterCorpusLoaded };
+}
+
+/** Expired quota counters and long-unused query embeddings go, and the planner's statistics are refreshed if stale. */
 async function housekeeping(store: LocalStore): Promise<void> {
   await new SqlQuotaStore(store.sql).prune(utcDay(new Date()));
   await store.sql.query("DELETE FROM embedding_cache WHERE last_used_at < now() - interval '30 days'");
-  await store.sql.query('ANALYZE');
+  await analyzeIfStale(store.sql);
 }
 
 /** How often the local server deletes search events past their retention. */

@@ -14,7 +14,7 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Sql } from '../ports/sql.ts';
-import { PgliteSql } from '../storage/pglite-sql.ts';
+import { PgliteSql, type StoreMemory } from '../storage/pglite-sql.ts';
 import { PgliteThreadSql } from '../storage/pglite-thread-sql.ts';
 import { migrate } from '../storage/migrations.ts';
 import { FileSecrets } from '../secrets/file-secrets.ts';
@@ -45,6 +45,8 @@ export interface OpenOptions {
    * @default false
    */
   readonly thread?: boolean;
+  /** How much memory the store may keep (the server's `CHATCTX_STORE_BUFFERS_MB`). */
+  readonly memory?: StoreMemory;
 }
 
 export async function openLocalStore(lock: DataDirLock, options: OpenOptions = {}): Promise<LocalStore> {
@@ -63,7 +65,7 @@ export async function openLocalStore(lock: DataDirLock, options: OpenOptions = {
     () => false,
   );
   try {
-    sql = options.thread ? await PgliteThreadSql.open(storePath(dataDir)) : await PgliteSql.open(storePath(dataDir));
+    sql = options.thread ? await PgliteThreadSql.open(storePath(dataDir), options.memory) : await PgliteSql.open(storePath(dataDir), options.memory);
     await migrate(sql);
     await fillExcerptHashes(sql);
   } catch (error) {

@@ -25,6 +25,24 @@ interface Queryable {
 // Dates stay `YYYY-MM-DD` text, as the Data API sends them (the port's form).
 const PARSERS = { [types.DATE]: (value: string) => value };
 
+/** How much memory the store may keep. */
+export interface StoreMemory {
+  /**
+   * Postgres's page cache (`shared_buffers`), in MiB. PGlite's default is 128: the
+   * local server's largest single use of memory, which it never gives back once
+   * touched. 32 holds the starter corpus's store several times over and answers as
+   * fast (docs/testing.md, "A leaner server"); a page beyond it is read from the
+   * operating system's file cache, a few microseconds a page.
+   * @default 32
+   */
+  readonly sharedBuffersMb?: number;
+}
+
+export const DEFAULT_SHARED_BUFFERS_MB = 32;
+
+/** PGlite's own start parameters, with the page cache of `memory`. */
+const startParams = (memory: StoreMemory) => [...PGlite.defaultStartParams, '-c', `shared_buffers=${memory.sharedBuffersMb ?? DEFAULT_SHARED_BUFFERS_MB}MB`];
+
 class PgliteQueries implements Sql {
   constructor(
     protected readonly target: Queryable,
@@ -58,8 +76,8 @@ export class PgliteSql extends PgliteQueries {
   }
 
   /** Opens (or creates) a store; `dataDir` undefined means in-memory, for tests. */
-  static async open(dataDir?: string): Promise<PgliteSql> {
-    const db = await PGlite.create({ dataDir, extensions: { vector }, parsers: PARSERS });
+  static async open(dataDir?: string, memory: StoreMemory = {}): Promise<PgliteSql> {
+    const db = await PGlite.create({ dataDir, extensions: { vector }, parsers: PARSERS, startParams: startParams(memory) });
     return new PgliteSql(db);
   }
 
@@ -68,7 +86,7 @@ export class PgliteSql extends PgliteQueries {
    * prepared once per run instead of initialising and migrating one each time.
    */
   static async fromDump(dump: Blob): Promise<PgliteSql> {
-    const db = await PGlite.create({ loadDataDir: dump, extensions: { vector }, parsers: PARSERS });
+    const db = await PGlite.create({ loadDataDir: dump, extensions: { vector }, parsers: PARSERS, startParams: startParams({}) });
     return new PgliteSql(db);
   }
 

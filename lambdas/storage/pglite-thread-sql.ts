@@ -13,6 +13,7 @@ import { Worker } from 'node:worker_threads';
 import type { QueryOptions, Sql, SqlParam } from '../ports/sql.ts';
 import { DatabaseError } from './database-error.ts';
 import type { ThreadReply, ThreadRequest } from './pglite-thread.ts';
+import type { StoreMemory } from './pglite-sql.ts';
 
 type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
@@ -39,10 +40,10 @@ export class PgliteThreadSql implements Sql {
   }
 
   /** Starts the thread and opens (or creates) the store; `dataDir` undefined means in-memory. */
-  static async open(dataDir?: string): Promise<PgliteThreadSql> {
+  static async open(dataDir?: string, memory: StoreMemory = {}): Promise<PgliteThreadSql> {
     const sql = new PgliteThreadSql(new Worker(new URL('./pglite-thread.mjs', import.meta.url)));
     try {
-      await sql.send({ type: 'open', dataDir });
+      await sql.send({ type: 'open', dataDir, memory });
     } catch (error) {
       await sql.worker.terminate();
       throw error;

@@ -10,10 +10,10 @@
  */
 import { parentPort } from 'node:worker_threads';
 import type { QueryOptions, Sql, SqlParam } from '../ports/sql.ts';
-import { PgliteSql } from './pglite-sql.ts';
+import { PgliteSql, type StoreMemory } from './pglite-sql.ts';
 
 export type ThreadRequest =
-  | { readonly type: 'open'; readonly id: number; readonly dataDir?: string }
+  | { readonly type: 'open'; readonly id: number; readonly dataDir?: string; readonly memory?: StoreMemory }
   | { readonly type: 'query'; readonly id: number; readonly text: string; readonly params: readonly SqlParam[]; readonly options: QueryOptions; readonly tx?: number }
   | { readonly type: 'begin'; readonly id: number }
   | { readonly type: 'commit' | 'rollback'; readonly id: number; readonly tx: number }
@@ -76,7 +76,7 @@ function begin(id: number): void {
 port.on('message', (request: ThreadRequest) => {
   switch (request.type) {
     case 'open':
-      PgliteSql.open(request.dataDir).then(
+      PgliteSql.open(request.dataDir, request.memory).then(
         (opened) => {
           sql = opened;
           reply({ id: request.id });
