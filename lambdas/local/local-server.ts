@@ -283,7 +283,28 @@ async function answering(
     onRevoked: () => keys.forget(),
   });
   const serveOwner = createOwnerListener(admin, owner.token, logger, { target: config.dataDir, mcpUrl: owner.mcpUrl, origin: () => owner.origin });
-  return { routes: { mcp, oauth }, serveAdmin: async (req, res) => serveOwner(req, res) };
+  const refresh = statisticsRefresher(store.sql);
+  return {
+    routes: { mcp, oauth },
+    // An owner's command may change the corpus (an import, a review): the planner's statistics follow.
+    serveAdmin: async (req, res) => {
+      await serveOwner(req, res);
+      refresh();
+    },
+  };
+}
+
+/**
+ * Refreshes the planner's statistics in the background when they may be stale
+ * (`analyzeIfStale`), one refresh at a time; a failure only leaves them as they were.
+ */
+function statisticsRefresher(sql: LocalStore['sql']): () => void {
+  let running: Promise<unknown> | undefined;
+  return () => {
+    running ??= analyzeIfStale(sql)
+      .catch(() => undefined)
+      .finally(() => (running = undefined));
+  };
 }
 
 /**
@@ -297,6 +318,8 @@ async function embedStale(store: LocalStore, embedder: Embedder | undefined, sig
     const stale = await recordsToEmbed(store.sql, embedder.model);
     const { embedded } = await embedRecords(store.sql, embedder, stale, { signal, deferIndex: true });
     if (embedded === 0) await embedder.embed(['warm up'], signal);
+    // New passages and a new vector index: without statistics the planner takes the table for empty.
+    else await analyzeIfStale(store.sql);
     logger.info('embeddings_current', { embedded_records: embedded });
   } catch (error) {
     if (signal.aborted) return;
