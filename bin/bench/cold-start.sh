@@ -1,25 +1,38 @@
 #!/usr/bin/env bash
 # Cold start of the local server, measured with hyperfine: the time from launching
-# `chatctx serve` until the MCP endpoint answers an HTTP request, then stop.
+# `chatctx serve` until the MCP endpoint answers a ping (MCP requests wait until the
+# server is ready; its documentation pages do not, so they would time the bound port),
+# then stop.
 #   first start: empty data directory (migrations + starter corpus import)
 #   restart:     existing data directory
-# Prints hyperfine's table and writes bench-results/cold-start.json (or --out FILE).
+# Then resident memory once the starter corpus is embedded and the server settled,
+# after first starts and after a restart of each (cold-start-report.mjs; Linux).
+# Prints the tables and writes bench-results/cold-start.json (or --out FILE); --docs
+# also writes docs/bench/cold-start.json and the section of docs/testing.md rendered
+# from it.
 # Needs hyperfine (Debian: apt-get install hyperfine) and curl; without them it says so
 # and exits 3, which the benchmark test reads as "skip".
-#   bash bin/bench/cold-start.sh [--quick] [--out FILE]   (RUNS, BENCH_PORT from the environment)
-# --quick (the benchmark test) times one run of each: it checks the benchmark runs.
+#   bash bin/bench/cold-start.sh [--quick] [--out FILE] [--docs]   (RUNS, BENCH_PORT from the environment)
+# --quick (the benchmark test) times one run of each and measures memory once: it
+# checks the benchmark runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs="${RUNS:-5}"
+memory_rounds=3
 out="bench-results/cold-start.json"
+docs=0
+quick=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) runs=1 ;;
+    --quick) runs=1; memory_rounds=1; quick=1 ;;
     --out) out="${2:?--out takes a file}"; shift ;;
+    --docs) docs=1 ;;
     *) echo "cold-start: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
+if [ "$docs" = 1 ] && [ "$quick" = 1 ]; then echo "cold-start: --docs records a full run; not with --quick" >&2; exit 2; fi
+load_at_start="$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo null)"
 for tool in hyperfine curl; do
   command -v "$tool" >/dev/null || { echo "cold-start: needs $tool, which is not installed" >&2; exit 3; }
 done
@@ -31,7 +44,8 @@ trap 'exit 130' INT TERM
 mkdir -p "$(dirname "$out")"
 
 start_and_wait="CHATCTX_DATA_DIR=$dir/data PORT=$port node bin/chatctx.js serve >/dev/null 2>&1 & pid=\$!; \
-until curl -sf -o /dev/null http://127.0.0.1:$port/llms.txt; do sleep 0.02; done; kill \$pid; wait \$pid || true"
+until curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+  -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}' http://127.0.0.1:$port/mcp; do sleep 0.02; done; kill \$pid; wait \$pid || true"
 
 hyperfine --runs "$runs" --shell bash \
   --prepare "rm -rf $dir/data" -n 'first start (empty data dir)' "$start_and_wait" \
@@ -41,14 +55,20 @@ bash -c "$start_and_wait"
 hyperfine --runs "$runs" --shell bash -n 'restart (existing data dir)' "$start_and_wait" \
   --export-json "$dir/restart.json"
 
-node - "$dir/first.json" "$dir/restart.json" "$out" <<'EOF'
-const fs = require("fs");
-const read = (f) => JSON.parse(fs.readFileSync(f, "utf8")).results[0];
-const [first, restart, file] = process.argv.slice(2);
+node --input-type=module - "$dir/first.json" "$dir/restart.json" "$out" "$dir" "$port" "$memory_rounds" "$docs" "$load_at_start" "$quick" <<'EOF'
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { measureMemory, recordInDocs, renderColdStartSection } from "./bin/bench/cold-start-report.mjs";
+const read = (f) => JSON.parse(readFileSync(f, "utf8")).results[0];
+const [first, restart, file, dir, port, rounds, docs, load, quick] = process.argv.slice(2);
 const rows = [read(first), read(restart)];
-const out = { cores: require("os").cpus().length, node: process.version, runs: rows[0].times.length,
-  results: rows.map((r) => ({ scenario: r.command, median_s: r.median, mean_s: r.mean, min_s: r.min, max_s: r.max })) };
-fs.writeFileSync(file, JSON.stringify(out, null, 2) + "\n");
-console.log("\n| scenario | median | min | max |\n|---|---|---|---|");
-for (const r of out.results) console.log(`| ${r.scenario} | ${r.median_s.toFixed(2)} s | ${r.min_s.toFixed(2)} s | ${r.max_s.toFixed(2)} s |`);
+const report = {
+  cores: cpus().length, node: process.version, date: new Date().toISOString(), quick: quick === "1",
+  runs: rows[0].times.length, load_average_1m: Number(load),
+  results: rows.map((r) => ({ scenario: r.command, median_s: r.median, mean_s: r.mean, min_s: r.min, max_s: r.max })),
+  memory: await measureMemory("bin/chatctx.js", dir, Number(port), Number(rounds)),
+};
+writeFileSync(file, JSON.stringify(report, null, 2) + "\n");
+if (docs === "1") recordInDocs(process.cwd(), report);
+console.log("\n" + renderColdStartSection(report));
 EOF

@@ -92,9 +92,13 @@ const BENCHMARKS: readonly Benchmark[] = [
     name: 'cold-start',
     missing: has('hyperfine') ? undefined : 'hyperfine is not installed',
     command: async (out) => ['bash', ['bin/bench/cold-start.sh', '--quick', '--out', out], { BENCH_PORT: String(await freePort()) }],
-    keys: ['cores', 'node', 'runs', 'results'],
+    keys: ['cores', 'node', 'date', 'runs', 'results', 'memory'],
   },
-  { name: 'load', command: async (out) => [process.execPath, ['bin/bench/load.mjs', '--quick', '--out', out]], keys: ['cores', 'node', 'seconds_per_run', 'runs', 'ping', 'total_s'] },
+  {
+    name: 'load',
+    command: async (out) => [process.execPath, ['bin/bench/load.mjs', '--quick', '--out', out]],
+    keys: ['cores', 'node', 'date', 'seconds_per_run', 'runs_per_row', 'runs', 'ratios', 'ping', 'total_s'],
+  },
   { name: 'hot-paths', command: async (out) => [TSX, ['bin/bench/hot-paths.ts', '--quick', '--out', out]], keys: ['seed', 'runs', 'import_500_ms_per_record', 'import_5000', 'get_guidance_p50_ms'] },
   {
     name: 'search-baseline',
