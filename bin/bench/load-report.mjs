@@ -39,6 +39,7 @@ export function aggregateRows(runs) {
       cpu_ms_per_request: round(pick('cpu_ms_per_request'), 2),
       main_thread_cpu_ms_per_request: round(pick('main_thread_cpu_ms_per_request'), 2),
       answer_cache_hits: same.map((r) => r.answer_cache_hits).join(', '),
+      encoder_runs: same.map((r) => r.encoder_runs).join(', '),
       load_average_1m: round(pick('load_average_1m'), 2),
       requests_per_s_each_run: same.map((r) => r.requests_per_s),
     });
@@ -79,12 +80,12 @@ export function renderLoadSection(report) {
   const lines = [
     `Measured ${report.date.slice(0, 10)} on ${report.cores} cores, Node ${report.node}, ${report.runs_per_row} runs of ${report.seconds_per_run} s per row (medians; the load average is the median of the row's runs).`,
     '',
-    '| scenario | clients | req/s | p50 ms | p95 ms | p99 ms | CPU ms per request (main thread) | answers from cache | load avg | req/s of each run |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| scenario | clients | req/s | p50 ms | p95 ms | p99 ms | CPU ms per request (main thread) | answers from cache | encoder runs | load avg | req/s of each run |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of report.runs) {
     const cpu = r.cpu_ms_per_request === null ? '–' : `${r.cpu_ms_per_request} (${cell(r.main_thread_cpu_ms_per_request)})`;
-    lines.push(`| ${r.scenario} | ${r.connections} | ${cell(r.requests_per_s)} | ${cell(r.p50_ms)} | ${cell(r.p95_ms)} | ${cell(r.p99_ms)} | ${cpu} | ${r.answer_cache_hits} | ${cell(r.load_average_1m)} | ${r.requests_per_s_each_run.join(', ')} |`);
+    lines.push(`| ${r.scenario} | ${r.connections} | ${cell(r.requests_per_s)} | ${cell(r.p50_ms)} | ${cell(r.p95_ms)} | ${cell(r.p99_ms)} | ${cpu} | ${r.answer_cache_hits} | ${r.encoder_runs} | ${cell(r.load_average_1m)} | ${r.requests_per_s_each_run.join(', ')} |`);
   }
   lines.push('', 'The computed answer (known questions, answer not cached) against ping and the cached answer, each ratio taken within one run:', '');
   lines.push('| clients | p50 / ping p50 | p50 / cached p50 | CPU / ping CPU | CPU / cached CPU |', '|---|---|---|---|---|');
