@@ -14,8 +14,12 @@
  *   of several texts in about 30% less time per text than one at a time (measured),
  *   which is what lets concurrent searches with new questions keep up.
  * - A worker that crashes or exits fails only the chunks it held; the next chunk
- *   gets a fresh worker. A caller's signal rejects its call at once (a chunk already
- *   in a worker runs to completion there and is discarded).
+ *   gets a fresh worker. A caller's signal rejects its call at once and takes its
+ *   chunks that no worker has started off the queue (a chunk already in a worker
+ *   runs to completion there and is discarded). Left queued, they were embedded
+ *   anyway: under more new questions than the encoder keeps up with, every search
+ *   that passed its deadline left its query behind, and the encoder went on with
+ *   that backlog for seconds after the load stopped, ahead of fresh questions.
  *
  * Each worker starts from a small .mjs entry that registers tsx (loader hooks do
  * not cross threads) and then loads the TypeScript worker body.
@@ -82,9 +86,16 @@ export class WorkerPoolEmbedder implements Embedder {
     // Chunks of similar length: the model pads a batch to its longest text (use-lite-embedder.ts).
     const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
     const chunks: Promise<Float32Array[]>[] = [];
+    const queued: Job[] = [];
     for (let start = 0; start < order.length; start += USE_LITE_BATCH_SIZE) {
       const chunk = order.slice(start, start + USE_LITE_BATCH_SIZE).map((i) => texts[i]!);
-      chunks.push(new Promise((resolve, reject) => queue.push({ texts: chunk, resolve, reject })));
+      chunks.push(
+        new Promise((resolve, reject) => {
+          const job = { texts: chunk, resolve, reject };
+          queued.push(job);
+          queue.push(job);
+        }),
+      );
     }
     this.pump();
     const all = Promise.all(chunks).then((parts) => {
@@ -95,10 +106,25 @@ export class WorkerPoolEmbedder implements Embedder {
     });
     if (!signal) return all;
     return new Promise((resolve, reject) => {
-      const onAbort = () => reject(signal.reason);
+      const onAbort = () => {
+        this.withdraw(queue, queued);
+        reject(signal.reason);
+      };
       signal.addEventListener('abort', onAbort, { once: true });
       all.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
     });
+  }
+
+  /** Texts waiting for a worker (not those a worker is embedding). */
+  get queuedTexts(): number {
+    return [...this.urgent, ...this.bulk].reduce((sum, job) => sum + job.texts.length, 0);
+  }
+
+  /** Takes `jobs` that no worker has started off `queue`. */
+  private withdraw(queue: Job[], jobs: readonly Job[]): void {
+    const gone = new Set(jobs);
+    const kept = queue.filter((job) => !gone.has(job));
+    queue.splice(0, queue.length, ...kept);
   }
 
   async close(): Promise<void> {
