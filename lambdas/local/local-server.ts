@@ -175,8 +175,7 @@ async function acquire(dataDir: string, waitMs: number, logger: Logger): Promise
 async function openServingStore(lock: DataDirLock, config: LocalConfig, stops: (() => Promise<void>)[]) {
   const open = () => openLocalStore(lock, { thread: true, memory: { sharedBuffersMb: config.storeBuffersMb } });
   let store = await open();
-  const close = () => store.close();
-  stops.push(close);
+  stops.push(() => store.close());
   const starterCorpusLoaded = config.loadStarterCorpus ? (await loadStarterCorpusOnce(store))?.slugs.length : undefined;
   if (store.created) {
     await store.close();
