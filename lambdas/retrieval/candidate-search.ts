@@ -34,8 +34,8 @@ import type { QueryGroup } from './query-analysis.ts';
 import { PUBLIC_COLLECTION_ID } from '../auth/caller-scope.ts';
 
 /** BM25 parameters: Anserini's defaults for BEIR (k1 0.9, b 0.4). */
-const BM25_K1 = 0.9;
-const BM25_B = 0.4;
+export const BM25_K1 = 0.9;
+export const BM25_B = 0.4;
 
 /** A query's embedding: by its cache key, as a literal, or a literal to store under a key. */
 export type QueryVector = { readonly cacheKey: string; readonly literal?: string } | { readonly literal: string; readonly cacheKey?: undefined };

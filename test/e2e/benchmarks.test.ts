@@ -127,6 +127,11 @@ const BENCHMARKS: readonly Benchmark[] = [
     command: async (out) => [TSX, ['bin/bench/vector-plan.ts', '--quick', '--out', out]],
     keys: ['date', 'node', 'passages_asked', 'queries', 'sizes'],
   },
+  {
+    name: 'keyword-scale',
+    command: async (out) => [TSX, ['bin/bench/keyword-scale.ts', '--quick', '--out', out]],
+    keys: ['date', 'node', 'cores', 'source', 'pool', 'rounds', 'sizes', 'summary'],
+  },
   { name: 'search-bundle', command: async (out) => [TSX, ['bin/bench/search-bundle.ts', '--quick', '--out', out]], keys: ['node', 'runs', 'inline', 'split'] },
   { name: 'cli-start', command: async (out) => [process.execPath, ['bin/bench/cli-start.mjs', '--quick', '--out', out]], keys: ['command', 'runs', 'median_ms'] },
 ];

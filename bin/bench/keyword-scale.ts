@@ -1,0 +1,194 @@
+/**
+ * `npm run bench:keyword-scale -- [--dataset DIR] [--sizes 1000,5000,20000] [--rounds 3] [--queries 100] [--pool 50] [--out FILE] [--docs] [--quick]`
+ *
+ * How the keyword statement's time grows with the store, before and after migration
+ * 015 (commonest words pruned by a MaxScore bound), in one process. One in-memory
+ * store grows through `--sizes` records, imported and approved through the service's
+ * own import; at each size every question goes to both functions in turn, alternating
+ * which goes first: 012's statement (loaded under another name) and the store's own.
+ * Each round gives both functions' p50 and their ratio; the table shows the median of
+ * `--rounds` rounds, the load average beside each, and whether every answer was the
+ * same (ids, order, scores, matched words, phrasing shares).
+ *
+ * Documents: with `--dataset` (a BEIR folder such as SciFact) its documents, then,
+ * past its size, documents made of sentences drawn (seeded) from its documents, so the
+ * words keep their real frequencies; its queries are the questions. Without one, the
+ * starter corpus's records in the same way and the real questions of the evaluation
+ * fixtures. Questions are analysed as the service analyses them (weighted groups).
+ *
+ * Writes JSON (default `bench-results/keyword-scale.json`); `--docs` writes
+ * docs/bench/keyword-scale.json and the section of docs/testing.md rendered from it.
+ * `--quick` (the benchmark test): the starter corpus at 60 and 200 records, one round
+ * of 5 questions.
+ */
+import { Command } from 'commander';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { PgliteSql } from '../../lambdas/storage/pglite-sql.ts';
+import { migrate } from '../../lambdas/storage/migrations.ts';
+import { importRecords } from '../../lambdas/records/record-import.ts';
+import { readRecordFiles } from '../../lambdas/records/record-files.ts';
+import { STARTER_CORPUS_DIR } from '../../lambdas/local/local-store.ts';
+import { analyseQuery } from '../../lambdas/retrieval/query-analysis.ts';
+import { DEFAULT_SYNONYMS } from '../../lambdas/records/query-synonyms.ts';
+import { BM25_K1, BM25_B } from '../../lambdas/retrieval/candidate-search.ts';
+import { loadBeirDataset, type BeirDoc } from '../eval/beir.ts';
+import { beirDocToRecord } from '../eval/run-eval.ts';
+import { loadQuestions } from '../eval/guidance-eval.ts';
+import { percentile } from '../eval/metrics.ts';
+import { seededRandom } from './seeded-random.ts';
+import { aggregateKeywordScale, recordKeywordScaleInDocs, type KeywordRound } from './keyword-scale-report.mjs';
+
+const opts = new Command('bench:keyword-scale')
+  .option('--dataset <dir>', 'a BEIR folder whose documents and queries to use (default: the starter corpus and the real questions)')
+  .option('--sizes <list>', 'store sizes in records, ascending', '1000,5000,20000')
+  .option('--rounds <n>', 'timing rounds at each size (medians reported)', (v) => Number(v), 3)
+  .option('--queries <n>', 'questions per round', (v) => Number(v), 100)
+  .option('--pool <n>', 'records the keyword side returns (the service asks for 50)', (v) => Number(v), 50)
+  .option('--out <file>', 'where the JSON report goes', 'bench-results/keyword-scale.json')
+  .option('--docs', 'also write docs/bench/keyword-scale.json and the section of docs/testing.md')
+  .option('--quick', 'the starter corpus at 60 and 200 records, one round of 5 questions: checks that the benchmark runs')
+  .parse()
+  .opts<{ dataset?: string; sizes: string; rounds: number; queries: number; pool: number; out: string; docs?: boolean; quick?: boolean }>();
+if (opts.quick && opts.docs) {
+  console.error('bench:keyword-scale: --docs records a full run; it cannot be combined with --quick');
+  process.exit(2);
+}
+if (opts.quick) Object.assign(opts, { dataset: undefined, sizes: '60,200', rounds: 1, queries: 5 });
+const sizes = opts.sizes.split(',').map(Number);
+const counts = [opts.rounds, opts.queries, opts.pool];
+if (!sizes.every((n, i) => Number.isInteger(n) && n >= 1 && (i === 0 || n > sizes[i - 1]!)) || !counts.every((n) => Number.isInteger(n) && n >= 1)) {
+  console.error(`bench:keyword-scale: --sizes takes ascending positive whole numbers, --rounds, --queries and --pool positive whole numbers`);
+  process.exit(2);
+}
+
+const progress = (what: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${what}\n`);
+
+/** Documents and questions: the dataset's, or the starter corpus's records and the real questions. */
+async function source(): Promise<{ name: string; docs: BeirDoc[]; questions: string[] }> {
+  if (opts.dataset) {
+    const data = await loadBeirDataset(resolve(opts.dataset));
+    return { name: data.name, docs: data.corpus, questions: data.queries.map((q) => q.text) };
+  }
+  const records = await readRecordFiles(STARTER_CORPUS_DIR);
+  const docs = records.map((r) => ({ id: r.slug, title: r.title, text: [r.summary, r.recommendation, r.rationale, ...r.pitfalls].filter(Boolean).join(' ') }));
+  const fixtures = [...(await loadQuestions(resolve('test/fixtures/real-questions'))), ...(await loadQuestions(resolve('test/fixtures/guidance-eval')))];
+  return { name: 'starter corpus', docs, questions: fixtures.map((q) => q.query) };
+}
+
+/** Document `i`: the source's own while it has one, then sentences drawn from its documents. */
+function documentsFrom(docs: readonly BeirDoc[], random: () => number) {
+  const sentences = docs.flatMap((d) => d.text.split(/(?<=[.!?])\s+/)).filter((s) => s.length > 0);
+  return (i: number): BeirDoc => {
+    if (i < docs.length) return docs[i]!;
+    const like = docs[Math.floor(random() * docs.length)]!;
+    const length = Math.max(2, like.text.split(/(?<=[.!?])\s+/).length);
+    return { id: `drawn-${i}`, title: like.title, text: Array.from({ length }, () => sentences[Math.floor(random() * sentences.length)]).join(' ') };
+  }
+}
+
+/** 012's keyword statement, under the name `chatctx_keyword_search_012`, so both run in one process. */
+async function loadPreviousFunction(sql: PgliteSql): Promise<void> {
+  const text = await readFile(resolve('schema/012_collections.sql'), 'utf8');
+  const start = text.indexOf('CREATE OR REPLACE FUNCTION chatctx_keyword_search(');
+  const end = text.indexOf('$fn$;', start);
+  if (start < 0 || end < 0) throw new Error('the keyword function of schema/012_collections.sql was not found');
+  await sql.query(text.slice(start, end + '$fn$;'.length).replace('FUNCTION chatctx_keyword_search(', 'FUNCTION chatctx_keyword_search_012('));
+}
+
+interface Call {
+  readonly text: string;
+  readonly groups: string;
+}
+
+/** One function's answer: its top rows as comparable text, its candidate count, its time. */
+async function ask(sql: PgliteSql, fn: string, call: Call): Promise<{ ms: number; top: string; candidates: number; postings: number }> {
+  const started = performance.now();
+  const rows = await sql.query<{ id: string | null; score: number | null; detail: { candidates?: number; lexemes?: [string, number, number][] } }>(
+    `SELECT * FROM ${fn}($1, $2::jsonb, NULL, '{1}', $3, $4, $5)`,
+    [call.text, call.groups, opts.pool, BM25_K1, BM25_B],
+    { json: ['detail'] },
+  );
+  const ms = performance.now() - started;
+  const top = rows.filter((r) => r.id !== null).sort((a, b) => b.score! - a.score! || (a.id! < b.id! ? -1 : 1));
+  const terms = rows.find((r) => r.id === null)?.detail;
+  const postings = (terms?.lexemes ?? []).reduce((sum, [, , df]) => sum + Number(df), 0);
+  return { ms, top: JSON.stringify(top), candidates: Number(terms?.candidates ?? 0), postings };
+}
+
+/** One round at one size: every question to both functions, alternating which goes first. */
+async function round(sql: PgliteSql, calls: readonly Call[]): Promise<KeywordRound> {
+  const times = { before: [] as number[], after: [] as number[] };
+  let same = 0;
+  const totals = { before: 0, after: 0, postings: 0 };
+  for (const [i, call] of calls.entries()) {
+    const order = i % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const);
+    const answers = {} as Record<'before' | 'after', Awaited<ReturnType<typeof ask>>>;
+    for (const way of order) answers[way] = await ask(sql, way === 'before' ? 'chatctx_keyword_search_012' : 'chatctx_keyword_search', call);
+    for (const way of ['before', 'after'] as const) {
+      times[way].push(answers[way].ms);
+      totals[way] += answers[way].candidates;
+    }
+    totals.postings += answers.after.postings;
+    if (answers.before.top === answers.after.top) same++;
+  }
+  const p = (values: number[], q: number) => Number(percentile(values, q).toFixed(2));
+  return {
+    before_p50_ms: p(times.before, 50),
+    before_p95_ms: p(times.before, 95),
+    after_p50_ms: p(times.after, 50),
+    after_p95_ms: p(times.after, 95),
+    same_answers: same,
+    questions: calls.length,
+    postings_per_question: Math.round(totals.postings / calls.length),
+    candidates_before: Math.round(totals.before / calls.length),
+    candidates_after: Math.round(totals.after / calls.length),
+    load_average_1m: Number(loadavg()[0]!.toFixed(2)),
+  };
+}
+
+async function main(): Promise<void> {
+  const started = new Date().toISOString();
+  const { name, docs, questions } = await source();
+  const doc = documentsFrom(docs, seededRandom(20_261_207));
+  const calls = questions.slice(0, opts.queries).map((q) => {
+    const analysis = analyseQuery(q, DEFAULT_SYNONYMS);
+    return { text: analysis.searchText, groups: JSON.stringify(analysis.groups.map((g) => ({ text: g.text, weight: g.weight }))) };
+  });
+  const sql = await PgliteSql.open();
+  try {
+    await migrate(sql);
+    await loadPreviousFunction(sql);
+    const rows = [];
+    let records = 0;
+    for (const size of sizes) {
+      progress(`importing records ${records} to ${size}`);
+      for (let from = records; from < size; from += 500) {
+        const batch = Array.from({ length: Math.min(500, size - from) }, (_, k) => beirDocToRecord(doc(from + k), `doc-${from + k}`));
+        await importRecords(sql, batch, { approve: true });
+      }
+      records = size;
+      // What a local server does after a large import: fresh statistics for the planner.
+      await sql.query('ANALYZE');
+      for (const call of calls.slice(0, 5)) for (const fn of ['chatctx_keyword_search_012', 'chatctx_keyword_search']) await ask(sql, fn, call);
+      const rounds: KeywordRound[] = [];
+      for (let r = 0; r < opts.rounds; r++) rounds.push(await round(sql, calls));
+      progress(`${size} records: ${JSON.stringify(rounds.map((x) => [x.before_p50_ms, x.after_p50_ms]))}`);
+      rows.push({ records: size, rounds });
+    }
+    const report = aggregateKeywordScale({ quick: opts.quick === true, date: started, node: process.version, cores: cpus().length, source: name, pool: opts.pool, sizes: rows });
+    await mkdir(dirname(resolve(opts.out)), { recursive: true });
+    await writeFile(resolve(opts.out), JSON.stringify(report, null, 2) + '\n');
+    if (opts.docs) recordKeywordScaleInDocs(resolve('.'), report);
+    console.log(JSON.stringify(report.summary, null, 2));
+    console.log(`wrote ${opts.out}`);
+  } finally {
+    await sql.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`bench:keyword-scale failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});
