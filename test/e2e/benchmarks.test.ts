@@ -21,6 +21,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/local-server.ts';
+import { renderHotPaths } from '../../bin/bench/docs-report.mjs';
 
 const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 const SCIFACT = join(REPO_ROOT, '..', 'shared', 'eval', 'scifact');
@@ -85,7 +86,19 @@ interface Benchmark {
   readonly missing?: string;
   readonly command: (out: string) => Promise<[string, string[], Record<string, string>?]>;
   readonly keys: readonly string[];
+  /** The tables its `--docs` run writes, rendered from the quick report: each must have `rows` rows, one per measured item. */
+  readonly tables?: readonly { readonly render: (report: unknown) => string; readonly rows: (report: Report) => number }[];
 }
+
+/** A benchmark's JSON report: each has a shape of its own, read here only by its `rows`. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Report = Record<string, any>;
+
+/** The body rows of the markdown tables in `text` (header and separator lines left out). */
+const tableRows = (text: string) => {
+  const lines = text.split('\n').filter((line) => line.startsWith('|'));
+  return lines.length - 2 * lines.filter((line) => /^\|(-+\|)+$/.test(line)).length;
+};
 
 const BENCHMARKS: readonly Benchmark[] = [
   {
@@ -99,7 +112,12 @@ const BENCHMARKS: readonly Benchmark[] = [
     command: async (out) => [process.execPath, ['bin/bench/load.mjs', '--quick', '--out', out]],
     keys: ['cores', 'node', 'date', 'seconds_per_run', 'runs_per_row', 'runs', 'ratios', 'ping', 'total_s'],
   },
-  { name: 'hot-paths', command: async (out) => [TSX, ['bin/bench/hot-paths.ts', '--quick', '--out', out]], keys: ['seed', 'runs', 'import_500_ms_per_record', 'import_5000', 'get_guidance_p50_ms'] },
+  {
+    name: 'hot-paths',
+    command: async (out) => [TSX, ['bin/bench/hot-paths.ts', '--quick', '--out', out]],
+    keys: ['date', 'node', 'cores', 'seed', 'runs', 'import_500_ms_per_record', 'import_5000', 'get_guidance_p50_ms', 'load_average_1m'],
+    tables: [{ render: renderHotPaths, rows: () => 3 }],
+  },
   {
     name: 'search-baseline',
     command: async (out) => [TSX, ['bin/bench/search-baseline.ts', '--quick', '--baseline', '.', '--json', out, '--cache-dir', join(out, '..', 'eval-cache')]],
@@ -138,9 +156,14 @@ describe.concurrent('every benchmark runs in its quick mode', () => {
       const [command, args, env] = await bench.command(out);
       const run = await slot(() => runBenchmark(command, args, env));
       expect(run.code, run.stderr).toBe(0);
-      const report = JSON.parse(await readFile(out, 'utf8')) as Record<string, unknown>;
+      const report = JSON.parse(await readFile(out, 'utf8')) as Report;
       expect(Object.keys(report)).toEqual(expect.arrayContaining([...bench.keys]));
       expect(run.leftovers).toEqual([]);
+      for (const table of bench.tables ?? []) {
+        const shown = table.render(report);
+        expect(shown).toContain(String(report.date).slice(0, 10));
+        expect(tableRows(shown), shown).toBe(table.rows(report));
+      }
     }, 600_000);
   }
 });

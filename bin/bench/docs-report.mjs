@@ -1,0 +1,86 @@
+/**
+ * The speed tables the benchmarks write into the docs themselves. A benchmark run with
+ * `--docs` writes its report to docs/bench/<name>.json and replaces each of its
+ * sections (between `<!-- bench-...:begin -->` and `<!-- bench-...:end -->`) with the
+ * report rendered here; test/architecture/bench-tables.test.ts renders a committed
+ * report again and fails when its section differs, so no figure in the docs can drift
+ * from the run that measured it. (`bench:load` and `bench:cold-start` keep their own
+ * renderers, load-report.mjs and cold-start-report.mjs.)
+ *
+ * Every rendered section opens with the date, the machine (cores, Node), how many runs
+ * the figures are medians of, and the load average of those runs. Plain JavaScript that
+ * imports nothing heavy: the plain-Node benchmarks and the tests import it too.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { replaceSection } from './load-report.mjs';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** When and on what a report was measured: the first fields of every report. */
+export function machine() {
+  return { date: new Date().toISOString(), node: process.version, cores: cpus().length };
+}
+
+const measured = (report) => `Measured ${report.date.slice(0, 10)} on ${report.cores} cores, Node ${report.node}`;
+const runsOf = (n, what = 'run') => `${n} ${what}${n === 1 ? '' : 's'}`;
+/** A whole number as the docs write it: 5000 → "5,000". */
+export const thousands = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+const fixed = (value, digits) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
+const ratio = (value) => `${fixed(value, 2)}×`;
+
+/** The load averages of a set of runs, as "1.13" or "1.13–3.62". */
+export function loadRange(values) {
+  const known = values.filter((v) => Number.isFinite(v));
+  if (known.length === 0) return '–';
+  const low = Math.min(...known).toFixed(2);
+  const high = Math.max(...known).toFixed(2);
+  return low === high ? low : `${low}–${high}`;
+}
+
+const table = (header, rows) => [`| ${header.join(' | ')} |`, `|${header.map(() => '---|').join('')}`, ...rows.map((cells) => `| ${cells.join(' | ')} |`)];
+
+/** `bench:hot-paths` (docs/testing.md). */
+export function renderHotPaths(report) {
+  const columns = [...new Set([24, ...report.sizes, report.bulk])].sort((a, b) => a - b);
+  const ms = (value) => `${fixed(value, 2)} ms`;
+  const row = (label, cells) => [label, ...columns.map((size) => cells.get(size) ?? '–')];
+  const guidance = report.get_guidance_p50_ms;
+  const bulk = report.import_5000;
+  return [
+    `${measured(report)}, median of ${runsOf(report.runs)} (seed ${report.seed}, ${report.calls} \`get_guidance\` calls a run; load average ${loadRange(report.load_average_1m)}):`,
+    '',
+    ...table(
+      ['measure', ...columns.map((size, i) => `at ${thousands(size)}${i === 0 ? ' records' : ''}`)],
+      [
+        row('`get_guidance` p50', new Map([[24, ms(guidance.at_24)], [report.bulk, `${ms(guidance.at_5000)} (${ratio(guidance.ratio)})`]])),
+        row(`import of ${thousands(report.batch)} records, per record`, new Map(report.sizes.map((size) => [size, ms(report.import_500_ms_per_record[size])]))),
+        row(
+          `import of ${thousands(report.bulk)} records, per record`,
+          new Map([[columns[0], `${ms(bulk.into_empty_ms_per_record)} (into an empty store)`], [report.bulk, `${ms(bulk.into_5000_ms_per_record)} (${ratio(bulk.ratio)})`]]),
+        ),
+      ],
+    ),
+  ].join('\n');
+}
+
+/** Each report a `--docs` run writes (docs/bench/<name>.json), the doc it goes into and the sections rendered from it. */
+export const RECORDED = {
+  'hot-paths': { doc: 'docs/testing.md', sections: { 'bench-hot-paths': renderHotPaths } },
+};
+
+/** `--docs`: the report as docs/bench/<name>.json and its sections rendered into its doc (rendered first, so a failure writes neither). */
+export function recordInDocs(name, report) {
+  const entry = RECORDED[name];
+  if (!entry) throw new Error(`no docs section records a report named ${name}`);
+  if (report.quick) throw new Error('a quick run measures nothing; --docs records a full one');
+  const docPath = join(ROOT, entry.doc);
+  let doc = readFileSync(docPath, 'utf8');
+  for (const [section, render] of Object.entries(entry.sections)) doc = replaceSection(doc, section, render(report));
+  mkdirSync(join(ROOT, 'docs', 'bench'), { recursive: true });
+  writeFileSync(join(ROOT, 'docs', 'bench', `${name}.json`), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(docPath, doc);
+  return [`docs/bench/${name}.json`, entry.doc];
+}
