@@ -66,9 +66,35 @@ export function renderHotPaths(report) {
   ].join('\n');
 }
 
+/** `bench:vector-plan` (docs/testing.md), for either of its runs: the sizes, and the small stores. */
+export function renderVectorPlan(report) {
+  const exact = report.exact_passages;
+  const setting = exact === null ? '' : ` (\`chatctx.exact_passages\` ${exact}${Number(exact) === 0 ? ': the function reads the index at every size' : ''})`;
+  const read = (used) => {
+    const n = used.filter(Boolean).length;
+    return n === used.length ? 'index' : n === 0 ? 'exact scan' : `index in ${n} of ${used.length} runs`;
+  };
+  const rows = report.sizes.map((s) => [
+    thousands(s.records),
+    thousands(s.passages),
+    ...['exact', 'index_ef40', 'index_ef100', 'before', 'after'].map((way) => fixed(s.p50_ms[way], 1)),
+    `**${ratio(s.after_over_before)}** (${s.after_over_before_each_run.map((r) => fixed(r, 2)).join(', ')})`,
+    read(s.after_used_index_each_run),
+    `${fixed(s.recall.index_ef40, 3)} / ${fixed(s.recall.index_ef100, 3)}`,
+    loadRange(s.load_average_1m_each_run),
+  ]);
+  return [
+    `${measured(report)}: ${report.queries} query vectors at each size, each way in turn, the ${report.passages_asked} nearest passages asked for${setting}; median of ${runsOf(report.runs)}, ms:`,
+    '',
+    ...table(['records', 'passages', 'exact scan', 'index, ef 40', 'index, ef 100', '012 function', '013 function', '013 / 012 (each run)', '013 read', 'recall ef 40 / ef 100', 'load avg'], rows),
+  ].join('\n');
+}
+
 /** Each report a `--docs` run writes (docs/bench/<name>.json), the doc it goes into and the sections rendered from it. */
 export const RECORDED = {
   'hot-paths': { doc: 'docs/testing.md', sections: { 'bench-hot-paths': renderHotPaths } },
+  'vector-plan': { doc: 'docs/testing.md', sections: { 'bench-vector-plan': renderVectorPlan } },
+  'vector-plan-small': { doc: 'docs/testing.md', sections: { 'bench-vector-plan-small': renderVectorPlan } },
 };
 
 /** `--docs`: the report as docs/bench/<name>.json and its sections rendered into its doc (rendered first, so a failure writes neither). */

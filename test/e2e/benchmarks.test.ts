@@ -21,7 +21,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/local-server.ts';
-import { renderHotPaths } from '../../bin/bench/docs-report.mjs';
+import { renderHotPaths, renderVectorPlan } from '../../bin/bench/docs-report.mjs';
 
 const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 const SCIFACT = join(REPO_ROOT, '..', 'shared', 'eval', 'scifact');
@@ -143,7 +143,8 @@ const BENCHMARKS: readonly Benchmark[] = [
   {
     name: 'vector-plan',
     command: async (out) => [TSX, ['bin/bench/vector-plan.ts', '--quick', '--out', out]],
-    keys: ['date', 'node', 'passages_asked', 'queries', 'sizes'],
+    keys: ['date', 'node', 'cores', 'runs', 'passages_asked', 'queries', 'sizes'],
+    tables: [{ render: renderVectorPlan, rows: (report) => report.sizes.length }],
   },
   { name: 'search-bundle', command: async (out) => [TSX, ['bin/bench/search-bundle.ts', '--quick', '--out', out]], keys: ['node', 'runs', 'inline', 'split'] },
   { name: 'cli-start', command: async (out) => [process.execPath, ['bin/bench/cli-start.mjs', '--quick', '--out', out]], keys: ['command', 'runs', 'median_ms'] },
