@@ -90,11 +90,24 @@ export function renderVectorPlan(report) {
   ].join('\n');
 }
 
+/** `bench:verify` (docs/testing.md). */
+export function renderVerify(report) {
+  return [
+    `${measured(report)}, median of ${runsOf(report.runs.length)} (1-minute load average after each: ${report.runs.map((r) => fixed(r.load1, 2)).join(', ')}):`,
+    '',
+    ...table(
+      ['sources', 'hosts', 'page delay', 'median', 'slowest', 'checks/s', 'verified', 'load at the end (1/5/15 min)'],
+      [[report.sources, report.hosts, `${report.delay_ms} ms`, `${report.median_seconds} s`, `${report.slowest_seconds} s`, report.checks_per_second, report.verified, report.load_average.join(' / ')]],
+    ),
+  ].join('\n');
+}
+
 /** Each report a `--docs` run writes (docs/bench/<name>.json), the doc it goes into and the sections rendered from it. */
 export const RECORDED = {
   'hot-paths': { doc: 'docs/testing.md', sections: { 'bench-hot-paths': renderHotPaths } },
   'vector-plan': { doc: 'docs/testing.md', sections: { 'bench-vector-plan': renderVectorPlan } },
   'vector-plan-small': { doc: 'docs/testing.md', sections: { 'bench-vector-plan-small': renderVectorPlan } },
+  verify: { doc: 'docs/testing.md', sections: { 'bench-verify': renderVerify } },
 };
 
 /** `--docs`: the report as docs/bench/<name>.json and its sections rendered into its doc (rendered first, so a failure writes neither). */

@@ -21,7 +21,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/local-server.ts';
-import { renderHotPaths, renderVectorPlan } from '../../bin/bench/docs-report.mjs';
+import { renderHotPaths, renderVectorPlan, renderVerify } from '../../bin/bench/docs-report.mjs';
 
 const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 const SCIFACT = join(REPO_ROOT, '..', 'shared', 'eval', 'scifact');
@@ -127,7 +127,8 @@ const BENCHMARKS: readonly Benchmark[] = [
     name: 'verify',
     missing: has('openssl') ? undefined : 'openssl is not installed',
     command: async (out) => [TSX, ['bin/bench/verify.ts', '--quick', '--out', out]],
-    keys: ['sources', 'hosts', 'runs', 'median_seconds', 'checks_per_second'],
+    keys: ['date', 'node', 'cores', 'sources', 'hosts', 'runs', 'median_seconds', 'checks_per_second', 'verified'],
+    tables: [{ render: renderVerify, rows: () => 1 }],
   },
   {
     name: 'local-search',
