@@ -102,12 +102,33 @@ export function renderVerify(report) {
   ].join('\n');
 }
 
+const commit = (hash) => (hash ? `\`${hash.slice(0, 7)}\`` : 'an unknown commit');
+
+/** `bench:search-baseline` (docs/testing.md): this checkout's commit against the baseline's. */
+export function renderSearchBaseline(report) {
+  const changed = (dirty) => (dirty ? ', with uncommitted changes' : '');
+  const cache = { server: "the server's (answers not reused)", none: 'none' };
+  const rows = report.summary.map((s) => [
+    cache[s.cache],
+    s.pass === 'miss' ? 'not cached: the encoder runs' : 'cached',
+    ...[s.current_p50, s.current_p95, s.baseline_p50, s.baseline_p95].map((v) => fixed(v, 1)),
+    `${ratio(s.ratio_p50)} (${s.ratios.map((r) => fixed(r, 2)).join(', ')})`,
+    loadRange(s.loads),
+  ]);
+  return [
+    `${measured(report)}: now is ${commit(report.commit)}${changed(report.dirty)}, before is ${commit(report.baseline_commit)}${changed(report.baseline_dirty)}; ${report.questions} questions, ${runsOf(report.runs)}, medians:`,
+    '',
+    ...table(['search cache', 'query embedding', 'now p50 ms', 'p95 ms', 'before p50 ms', 'p95 ms', 'ratio of p50s (each run)', 'load avg'], rows),
+  ].join('\n');
+}
+
 /** Each report a `--docs` run writes (docs/bench/<name>.json), the doc it goes into and the sections rendered from it. */
 export const RECORDED = {
   'hot-paths': { doc: 'docs/testing.md', sections: { 'bench-hot-paths': renderHotPaths } },
   'vector-plan': { doc: 'docs/testing.md', sections: { 'bench-vector-plan': renderVectorPlan } },
   'vector-plan-small': { doc: 'docs/testing.md', sections: { 'bench-vector-plan-small': renderVectorPlan } },
   verify: { doc: 'docs/testing.md', sections: { 'bench-verify': renderVerify } },
+  'search-baseline': { doc: 'docs/testing.md', sections: { 'bench-search-baseline': renderSearchBaseline } },
 };
 
 /** `--docs`: the report as docs/bench/<name>.json and its sections rendered into its doc (rendered first, so a failure writes neither). */

@@ -21,7 +21,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/local-server.ts';
-import { renderHotPaths, renderVectorPlan, renderVerify } from '../../bin/bench/docs-report.mjs';
+import { renderHotPaths, renderSearchBaseline, renderVectorPlan, renderVerify } from '../../bin/bench/docs-report.mjs';
 
 const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 const SCIFACT = join(REPO_ROOT, '..', 'shared', 'eval', 'scifact');
@@ -121,7 +121,9 @@ const BENCHMARKS: readonly Benchmark[] = [
   {
     name: 'search-baseline',
     command: async (out) => [TSX, ['bin/bench/search-baseline.ts', '--quick', '--baseline', '.', '--json', out, '--cache-dir', join(out, '..', 'eval-cache')]],
-    keys: ['baseline', 'questions', 'runs', 'summary'],
+    keys: ['date', 'node', 'cores', 'baseline', 'commit', 'baseline_commit', 'questions', 'runs', 'summary'],
+    // Two cache modes, each question new and then again.
+    tables: [{ render: renderSearchBaseline, rows: () => 4 }],
   },
   {
     name: 'verify',
