@@ -200,7 +200,7 @@ function summarise(runs: readonly RunResult[]) {
         baseline_p50: round(median(perRun.map((r) => r.baseline.p50)), 2),
         baseline_p95: round(median(perRun.map((r) => r.baseline.p95)), 2),
         ratio_p50: round(median(perRun.map((r) => r.current.p50 / r.baseline.p50)), 3),
-        ratios: perRun.map((r) => round(r.current.p50 / r.baseline.p50, 2)),
+        ratios: perRun.map((r) => round(r.current.p50 / r.baseline.p50, 3)),
         loads: perRun.map((r) => round(r.load, 2)),
       };
     }),
