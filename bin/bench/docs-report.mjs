@@ -15,7 +15,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { replaceSection } from './load-report.mjs';
+import { median, replaceSection } from './load-report.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -122,6 +122,35 @@ export function renderSearchBaseline(report) {
   ].join('\n');
 }
 
+/** `bench:collections` (docs/testing.md): store A (public and internal) against B (public alone), median over runs. */
+export function renderCollections(report) {
+  const s = report.summary;
+  const same = report.guest_answers.map((g) => g.identical);
+  const dense = report.dense_check;
+  const pick = (field) => fixed(median(dense.map((d) => d[field])), 3);
+  return [
+    `${measured(report)}: ${report.internal_records} internal records beside the starter corpus on A, ${report.questions} questions × ${report.rounds} rounds a run, median of ${runsOf(report.runs)} (the ratios compare A and B within each round, asked in turn):`,
+    '',
+    ...table(
+      ['', 'guest on A p50 ms', 'p95 ms', 'guest on B p50 ms', 'p95 ms', 'A / B p50 (median of rounds)', 'each run', 'internal caller on A p50 ms', '/ B', 'guest answers the same on A and B', 'load avg (1 min)'],
+      [
+        [
+          `median of ${runsOf(report.runs)}`,
+          ...[s.guest_a_p50_ms, s.guest_a_p95_ms, s.guest_b_p50_ms, s.guest_b_p95_ms].map((v) => fixed(v, 1)),
+          `**${ratio(s.ratio_p50)}**`,
+          s.ratio_p50_each_run.map((r) => fixed(r, 2)).join(', '),
+          fixed(s.internal_p50_ms, 1),
+          ratio(s.internal_ratio_p50),
+          `${new Set(same).size === 1 ? same[0] : same.join(', ')} of ${report.questions}`,
+          loadRange(s.load_average_1m_each_round),
+        ],
+      ],
+    ),
+    '',
+    `The guest's dense side alone (median of the runs): ${pick('recall_a')} of the exact nearest records found on A, ${pick('recall_b')} on B; the exact nearest records were the same on A and B for ${dense.map((d) => d.exact_same_on_a_and_b).join(', ')} of ${report.questions} questions.`,
+  ].join('\n');
+}
+
 /** Each report a `--docs` run writes (docs/bench/<name>.json), the doc it goes into and the sections rendered from it. */
 export const RECORDED = {
   'hot-paths': { doc: 'docs/testing.md', sections: { 'bench-hot-paths': renderHotPaths } },
@@ -129,6 +158,7 @@ export const RECORDED = {
   'vector-plan-small': { doc: 'docs/testing.md', sections: { 'bench-vector-plan-small': renderVectorPlan } },
   verify: { doc: 'docs/testing.md', sections: { 'bench-verify': renderVerify } },
   'search-baseline': { doc: 'docs/testing.md', sections: { 'bench-search-baseline': renderSearchBaseline } },
+  collections: { doc: 'docs/testing.md', sections: { 'bench-collections': renderCollections } },
 };
 
 /** `--docs`: the report as docs/bench/<name>.json and its sections rendered into its doc (rendered first, so a failure writes neither). */

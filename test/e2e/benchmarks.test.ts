@@ -21,7 +21,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/local-server.ts';
-import { renderHotPaths, renderSearchBaseline, renderVectorPlan, renderVerify } from '../../bin/bench/docs-report.mjs';
+import { renderCollections, renderHotPaths, renderSearchBaseline, renderVectorPlan, renderVerify } from '../../bin/bench/docs-report.mjs';
 
 const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 const SCIFACT = join(REPO_ROOT, '..', 'shared', 'eval', 'scifact');
@@ -141,7 +141,9 @@ const BENCHMARKS: readonly Benchmark[] = [
   {
     name: 'collections',
     command: async (out) => [TSX, ['bin/bench/collections.ts', '--quick', '--out', out, '--cache-dir', join(out, '..', 'eval-cache')]],
-    keys: ['internal_records', 'questions', 'rounds', 'summary', 'guest_answers', 'dense_check', 'plans'],
+    keys: ['date', 'node', 'cores', 'internal_records', 'questions', 'rounds', 'runs', 'summary', 'guest_answers', 'dense_check', 'plans', 'each_run'],
+    // One row: the medians over runs, each run's ratio in it.
+    tables: [{ render: renderCollections, rows: () => 1 }],
   },
   {
     name: 'vector-plan',
