@@ -125,8 +125,9 @@ export function renderSearchBaseline(report) {
 /** `bench:collections` (docs/testing.md): store A (public and internal) against B (public alone), median over runs. */
 export function renderCollections(report) {
   const s = report.summary;
-  const same = report.guest_answers.map((g) => g.identical);
   const dense = report.dense_check;
+  // One figure when every run gave it, else each run's.
+  const eachRun = (values) => (new Set(values).size === 1 ? String(values[0]) : values.join(', '));
   const pick = (field) => fixed(median(dense.map((d) => d[field])), 3);
   return [
     `${measured(report)}: ${report.internal_records} internal records beside the starter corpus on A, ${report.questions} questions × ${report.rounds} rounds a run, median of ${runsOf(report.runs)} (the ratios compare A and B within each round, asked in turn):`,
@@ -141,13 +142,13 @@ export function renderCollections(report) {
           s.ratio_p50_each_run.map((r) => fixed(r, 2)).join(', '),
           fixed(s.internal_p50_ms, 1),
           ratio(s.internal_ratio_p50),
-          `${new Set(same).size === 1 ? same[0] : same.join(', ')} of ${report.questions}`,
+          `${eachRun(report.guest_answers.map((g) => g.identical))} of ${report.questions}`,
           loadRange(s.load_average_1m_each_round),
         ],
       ],
     ),
     '',
-    `The guest's dense side alone (median of the runs): ${pick('recall_a')} of the exact nearest records found on A, ${pick('recall_b')} on B; the exact nearest records were the same on A and B for ${dense.map((d) => d.exact_same_on_a_and_b).join(', ')} of ${report.questions} questions.`,
+    `The guest's dense side alone (median of the runs): ${pick('recall_a')} of the exact nearest records found on A, ${pick('recall_b')} on B; the exact nearest records were the same on A and B for ${eachRun(dense.map((d) => d.exact_same_on_a_and_b))} of ${report.questions} questions.`,
   ].join('\n');
 }
 
