@@ -152,6 +152,21 @@ export function renderCollections(report) {
   ].join('\n');
 }
 
+/** `search-bundle.ts` (docs/aws.md): the tokenizer inlined in the search bundle against beside it. */
+export function renderSearchBundle(report) {
+  return [
+    `${measured(report)}, median of ${runsOf(report.runs, 'fresh-process import')} of each bundle, in turn (load average ${loadRange([report.load_average_start, report.load_average])}):`,
+    '',
+    ...table(
+      ['tokenizer', 'bundle', 'load at cold start', 'tokenizer at first use'],
+      [
+        ['inlined in the bundle', `${report.inline.bundle_kib} KiB`, `${report.inline.load_ms} ms`, '(included)'],
+        ['beside the bundle (deployed)', `${report.split.bundle_kib} KiB + ${report.split.tokenizer_kib} KiB`, `${report.split.load_ms} ms`, `${report.split.first_use_ms} ms`],
+      ],
+    ),
+  ].join('\n');
+}
+
 /** Each report a `--docs` run writes (docs/bench/<name>.json), the doc it goes into and the sections rendered from it. */
 export const RECORDED = {
   'hot-paths': { doc: 'docs/testing.md', sections: { 'bench-hot-paths': renderHotPaths } },
@@ -160,6 +175,7 @@ export const RECORDED = {
   verify: { doc: 'docs/testing.md', sections: { 'bench-verify': renderVerify } },
   'search-baseline': { doc: 'docs/testing.md', sections: { 'bench-search-baseline': renderSearchBaseline } },
   collections: { doc: 'docs/testing.md', sections: { 'bench-collections': renderCollections } },
+  'search-bundle': { doc: 'docs/aws.md', sections: { 'bench-search-bundle': renderSearchBundle } },
 };
 
 /** `--docs`: the report as docs/bench/<name>.json and its sections rendered into its doc (rendered first, so a failure writes neither). */

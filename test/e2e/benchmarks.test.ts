@@ -21,7 +21,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/local-server.ts';
-import { renderCollections, renderHotPaths, renderSearchBaseline, renderVectorPlan, renderVerify } from '../../bin/bench/docs-report.mjs';
+import { renderCollections, renderHotPaths, renderSearchBaseline, renderSearchBundle, renderVectorPlan, renderVerify } from '../../bin/bench/docs-report.mjs';
 
 const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 const SCIFACT = join(REPO_ROOT, '..', 'shared', 'eval', 'scifact');
@@ -151,7 +151,12 @@ const BENCHMARKS: readonly Benchmark[] = [
     keys: ['date', 'node', 'cores', 'runs', 'passages_asked', 'queries', 'sizes'],
     tables: [{ render: renderVectorPlan, rows: (report) => report.sizes.length }],
   },
-  { name: 'search-bundle', command: async (out) => [TSX, ['bin/bench/search-bundle.ts', '--quick', '--out', out]], keys: ['node', 'runs', 'inline', 'split'] },
+  {
+    name: 'search-bundle',
+    command: async (out) => [TSX, ['bin/bench/search-bundle.ts', '--quick', '--out', out]],
+    keys: ['date', 'node', 'cores', 'runs', 'inline', 'split', 'load_average'],
+    tables: [{ render: renderSearchBundle, rows: () => 2 }],
+  },
   { name: 'cli-start', command: async (out) => [process.execPath, ['bin/bench/cli-start.mjs', '--quick', '--out', out]], keys: ['command', 'runs', 'median_ms'] },
 ];
 
