@@ -167,6 +167,34 @@ export function renderSearchBundle(report) {
   ].join('\n');
 }
 
+/** `local-search.ts` (docs/quality.md): `search_knowledge` over HTTP, query embedding not cached and cached. */
+export function renderLocalSearchHttp(report) {
+  const kinds = report.http[0] ?? [];
+  const rows = kinds.map((first, i) => {
+    const each = report.http.map((run) => run[i]);
+    const mid = (field) => fixed(median(each.map((r) => r[field])), 1);
+    return [first.embedding, first.searches, [...new Set(each.map((r) => r.served_as))].join('; '), mid('p50_ms'), mid('p95_ms'), loadRange(each.map((r) => r.load_average_1m)), each.map((r) => r.p50_ms).join(', ')];
+  });
+  return [
+    `${measured(report)}: the SciFact store (${thousands(report.first_search.records)} records), ${runsOf(report.http.length)}, each new questions, then the same again after a restart (no answer kept); medians:`,
+    '',
+    ...table(['query embedding', 'searches per run', 'served as (each run)', 'p50 ms', 'p95 ms', 'load avg (1 min)', 'p50 of each run'], rows),
+  ].join('\n');
+}
+
+/** `local-search.ts` (docs/quality.md): the first search after each restart against the ones after it. */
+export function renderLocalSearchRestarts(report) {
+  const f = report.first_search;
+  const seconds = (ms) => `${fixed(ms / 1000, 1)} s`;
+  const rows = f.rows.map((r) => [r.restart, seconds(r.ready_ms), `${r.first_ms} ms`, `${r.median_rest_ms} ms`, `${fixed(r.ratio, 1)}×`, fixed(r.load_average_1m, 1)]);
+  rows.push([`median of ${f.restarts}`, seconds(f.median_ready_ms), `${f.median_first_ms} ms`, `${f.median_rest_ms} ms`, `${fixed(f.median_ratio, 1)}×`, loadRange(f.rows.map((r) => r.load_average_1m))]);
+  return [
+    `${measured(report)}: the SciFact store (${thousands(f.records)} records), ${runsOf(f.restarts, 'restart')}, ${f.searches_per_restart} new questions one at a time after each:`,
+    '',
+    ...table(['restart', 'ready after', 'first search', `next ${f.searches_per_restart - 1} searches (median)`, 'first ÷ next', 'load avg (1 min)'], rows),
+  ].join('\n');
+}
+
 /** Each report a `--docs` run writes (docs/bench/<name>.json), the doc it goes into and the sections rendered from it. */
 export const RECORDED = {
   'hot-paths': { doc: 'docs/testing.md', sections: { 'bench-hot-paths': renderHotPaths } },
@@ -176,6 +204,7 @@ export const RECORDED = {
   'search-baseline': { doc: 'docs/testing.md', sections: { 'bench-search-baseline': renderSearchBaseline } },
   collections: { doc: 'docs/testing.md', sections: { 'bench-collections': renderCollections } },
   'search-bundle': { doc: 'docs/aws.md', sections: { 'bench-search-bundle': renderSearchBundle } },
+  'local-search': { doc: 'docs/quality.md', sections: { 'bench-local-search-http': renderLocalSearchHttp, 'bench-local-search-restarts': renderLocalSearchRestarts } },
 };
 
 /** `--docs`: the report as docs/bench/<name>.json and its sections rendered into its doc (rendered first, so a failure writes neither). */

@@ -21,7 +21,16 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/local-server.ts';
-import { renderCollections, renderHotPaths, renderSearchBaseline, renderSearchBundle, renderVectorPlan, renderVerify } from '../../bin/bench/docs-report.mjs';
+import {
+  renderCollections,
+  renderHotPaths,
+  renderLocalSearchHttp,
+  renderLocalSearchRestarts,
+  renderSearchBaseline,
+  renderSearchBundle,
+  renderVectorPlan,
+  renderVerify,
+} from '../../bin/bench/docs-report.mjs';
 
 const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 const SCIFACT = join(REPO_ROOT, '..', 'shared', 'eval', 'scifact');
@@ -136,7 +145,13 @@ const BENCHMARKS: readonly Benchmark[] = [
     name: 'local-search',
     missing: existsSync(join(SCIFACT, 'corpus.jsonl')) ? undefined : 'the SciFact dataset is not at ../shared/eval/scifact',
     command: async (out) => [TSX, ['bin/bench/local-search.ts', '--quick', '--dataset', SCIFACT, '--cache-dir', join(out, '..', 'eval-cache'), '--out', out]],
-    keys: ['first_search', 'http'],
+    keys: ['date', 'node', 'cores', 'first_search', 'http'],
+    tables: [
+      // A row per restart and the medians' row.
+      { render: renderLocalSearchRestarts, rows: (report) => report.first_search.restarts + 1 },
+      // A row per kind of search (the quick run makes none over HTTP).
+      { render: renderLocalSearchHttp, rows: (report) => report.http[0]?.length ?? 0 },
+    ],
   },
   {
     name: 'collections',
