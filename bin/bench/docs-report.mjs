@@ -176,7 +176,7 @@ export function renderLocalSearchHttp(report) {
     return [first.embedding, first.searches, [...new Set(each.map((r) => r.served_as))].join('; '), mid('p50_ms'), mid('p95_ms'), loadRange(each.map((r) => r.load_average_1m)), each.map((r) => r.p50_ms).join(', ')];
   });
   return [
-    `${measured(report)}: the SciFact store (${thousands(report.first_search.records)} records), ${runsOf(report.http.length)}, each new questions, then the same again after a restart (no answer kept); medians:`,
+    `${measured(report)}: the SciFact store (${thousands(report.first_search.records)} records), ${runsOf(report.http.length)} of ${kinds[0]?.searches ?? 0} new questions each, then the same questions again after a restart (no answer kept); medians:`,
     '',
     ...table(['query embedding', 'searches per run', 'served as (each run)', 'p50 ms', 'p95 ms', 'load avg (1 min)', 'p50 of each run'], rows),
   ].join('\n');
@@ -186,7 +186,7 @@ export function renderLocalSearchHttp(report) {
 export function renderLocalSearchRestarts(report) {
   const f = report.first_search;
   const seconds = (ms) => `${fixed(ms / 1000, 1)} s`;
-  const rows = f.rows.map((r) => [r.restart, seconds(r.ready_ms), `${r.first_ms} ms`, `${r.median_rest_ms} ms`, `${fixed(r.ratio, 1)}×`, fixed(r.load_average_1m, 1)]);
+  const rows = f.rows.map((r) => [r.restart, seconds(r.ready_ms), `${r.first_ms} ms`, `${r.median_rest_ms} ms`, `${fixed(r.ratio, 1)}×`, loadRange([r.load_average_1m])]);
   rows.push([`median of ${f.restarts}`, seconds(f.median_ready_ms), `${f.median_first_ms} ms`, `${f.median_rest_ms} ms`, `${fixed(f.median_ratio, 1)}×`, loadRange(f.rows.map((r) => r.load_average_1m))]);
   return [
     `${measured(report)}: the SciFact store (${thousands(f.records)} records), ${runsOf(f.restarts, 'restart')}, ${f.searches_per_restart} new questions one at a time after each:`,

@@ -186,7 +186,7 @@ async function overHttp(dataDir: string, key: string, questions: readonly string
         served_as: `${after.miss - before.miss} miss, ${after.hit - before.hit} hit`,
         p50_ms: round(percentile(times, 50)),
         p95_ms: round(percentile(times, 95)),
-        load_average_1m: round(load),
+        load_average_1m: Math.round(load * 100) / 100,
       });
     } finally {
       await stop(server.child);
@@ -235,7 +235,7 @@ try {
       await stop(server.child);
     }
     const rest = median(times.slice(1));
-    rows.push({ restart, ready_ms: Math.round(server.readyMs), first_ms: round(times[0]!), median_rest_ms: round(rest), ratio: round(times[0]! / rest), load_average_1m: round(load) });
+    rows.push({ restart, ready_ms: Math.round(server.readyMs), first_ms: round(times[0]!), median_rest_ms: round(rest), ratio: round(times[0]! / rest), load_average_1m: Math.round(load * 100) / 100 });
     console.error(`restart ${restart}: ready ${Math.round(server.readyMs)} ms, first ${round(times[0]!)} ms, then median ${round(rest)} ms`);
   }
   const summary = {
