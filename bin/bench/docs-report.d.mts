@@ -10,6 +10,7 @@ export function renderCollections(report: unknown): string;
 export function renderSearchBundle(report: unknown): string;
 export function renderLocalSearchHttp(report: unknown): string;
 export function renderLocalSearchRestarts(report: unknown): string;
+export function renderCliStart(report: unknown): string;
 export const RECORDED: Record<string, { doc: string; sections: Record<string, (report: unknown) => string> }>;
 /** Writes docs/bench/NAME.json and the sections rendered from it; returns the two paths written. */
 export function recordInDocs(name: string, report: unknown): string[];

@@ -195,6 +195,15 @@ export function renderLocalSearchRestarts(report) {
   ].join('\n');
 }
 
+/** `cli-start.mjs` (docs/owners.md): a command that needs no server, as a fresh process. */
+export function renderCliStart(report) {
+  return [
+    `${measured(report)}: \`${report.command}\` with no server, on a data directory that already holds a store, median of ${runsOf(report.runs)}, each a fresh process (load average ${fixed(report.load_average_1m, 2)}):`,
+    '',
+    ...table(['command', 'median', 'min', 'max'], [[`\`${report.command}\``, `${report.median_ms} ms`, `${report.min_ms} ms`, `${report.max_ms} ms`]]),
+  ].join('\n');
+}
+
 /** Each report a `--docs` run writes (docs/bench/<name>.json), the doc it goes into and the sections rendered from it. */
 export const RECORDED = {
   'hot-paths': { doc: 'docs/testing.md', sections: { 'bench-hot-paths': renderHotPaths } },
@@ -205,6 +214,7 @@ export const RECORDED = {
   collections: { doc: 'docs/testing.md', sections: { 'bench-collections': renderCollections } },
   'search-bundle': { doc: 'docs/aws.md', sections: { 'bench-search-bundle': renderSearchBundle } },
   'local-search': { doc: 'docs/quality.md', sections: { 'bench-local-search-http': renderLocalSearchHttp, 'bench-local-search-restarts': renderLocalSearchRestarts } },
+  'cli-start': { doc: 'docs/owners.md', sections: { 'bench-cli-start': renderCliStart } },
 };
 
 /** `--docs`: the report as docs/bench/<name>.json and its sections rendered into its doc (rendered first, so a failure writes neither). */

@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/local-server.ts';
 import {
+  renderCliStart,
   renderCollections,
   renderHotPaths,
   renderLocalSearchHttp,
@@ -172,7 +173,12 @@ const BENCHMARKS: readonly Benchmark[] = [
     keys: ['date', 'node', 'cores', 'runs', 'inline', 'split', 'load_average'],
     tables: [{ render: renderSearchBundle, rows: () => 2 }],
   },
-  { name: 'cli-start', command: async (out) => [process.execPath, ['bin/bench/cli-start.mjs', '--quick', '--out', out]], keys: ['command', 'runs', 'median_ms'] },
+  {
+    name: 'cli-start',
+    command: async (out) => [process.execPath, ['bin/bench/cli-start.mjs', '--quick', '--out', out]],
+    keys: ['date', 'node', 'cores', 'command', 'runs', 'median_ms', 'load_average_1m'],
+    tables: [{ render: renderCliStart, rows: () => 1 }],
+  },
 ];
 
 describe.concurrent('every benchmark runs in its quick mode', () => {
@@ -199,6 +205,13 @@ describe('a benchmark that fails', () => {
     const run = await runBenchmark(process.execPath, ['bin/bench/load.mjs', '--seconds', 'soon']);
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('--seconds');
+    expect(run.leftovers).toEqual([]);
+  });
+
+  it('refuses --docs with --quick (a quick run measures nothing to record), before it creates anything', async () => {
+    const run = await runBenchmark(process.execPath, ['bin/bench/cli-start.mjs', '--quick', '--docs']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--docs');
     expect(run.leftovers).toEqual([]);
   });
 
