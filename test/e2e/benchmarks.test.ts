@@ -32,6 +32,8 @@ import {
   renderVectorPlan,
   renderVerify,
 } from '../../bin/bench/docs-report.mjs';
+import { renderLoadSection } from '../../bin/bench/load-report.mjs';
+import { renderColdStartSection } from '../../bin/bench/cold-start-report.mjs';
 
 const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 const SCIFACT = join(REPO_ROOT, '..', 'shared', 'eval', 'scifact');
@@ -116,11 +118,15 @@ const BENCHMARKS: readonly Benchmark[] = [
     missing: has('hyperfine') ? undefined : 'hyperfine is not installed',
     command: async (out) => ['bash', ['bin/bench/cold-start.sh', '--quick', '--out', out], { BENCH_PORT: String(await freePort()) }],
     keys: ['cores', 'node', 'date', 'runs', 'results', 'memory'],
+    // A row per scenario, then one per memory measure (after a first start, after a restart).
+    tables: [{ render: renderColdStartSection, rows: (report) => report.results.length + 2 }],
   },
   {
     name: 'load',
     command: async (out) => [process.execPath, ['bin/bench/load.mjs', '--quick', '--out', out]],
     keys: ['cores', 'node', 'date', 'seconds_per_run', 'runs_per_row', 'runs', 'ratios', 'ping', 'total_s'],
+    // A row per scenario and concurrency, then one per concurrency for the ratios.
+    tables: [{ render: renderLoadSection, rows: (report) => report.runs.length + report.ratios.length }],
   },
   {
     name: 'hot-paths',
