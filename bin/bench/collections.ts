@@ -1,5 +1,5 @@
 /**
- * `npm run bench:collections -- [--internal 2000] [--questions 200] [--rounds 5] [--out FILE] [--cache-dir DIR] [--quick]`
+ * `npm run bench:collections -- [--internal 2000] [--questions 200] [--rounds 5] [--runs 3] [--out FILE] [--cache-dir DIR] [--quick] [--docs]`
  *
  * Does an internal collection slow the public's searches down? Two in-memory stores in
  * one process, built as a local server builds its own (the starter corpus with its
@@ -25,15 +25,17 @@
  * nearest ones each found), and the plans of both retrieval statements, taken from the
  * functions' own text and run with EXPLAIN ANALYZE for the first questions.
  *
- * Prints p50/p95 per store, the ratio A/B (median of the rounds' ratios, and of the
- * medians), the load average before and after; writes the same as JSON (by default
- * to the git-ignored `bench-results/collections.json`). The internal records' passage vectors are
+ * All of it is run `--runs` times (3), both stores built anew each run. Prints p50/p95
+ * per store, the ratio A/B (median of the rounds' ratios; the medians over runs), the
+ * load average before and after; writes the same as JSON (by default to the git-ignored
+ * `bench-results/collections.json`), and with `--docs` to docs/bench/collections.json
+ * and docs/testing.md's table rendered from it. The internal records' passage vectors are
  * kept in `--cache-dir` (the evaluation's embedding cache), so only the first run
  * waits for the encoder; the report says how long embedding took and how much came
  * from the cache.
  *
  * `--quick` (the benchmark test) uses the first 8 starter records, 10 internal ones,
- * 4 questions and 2 rounds: it checks that the benchmark runs and writes its report,
+ * 4 questions, 2 rounds and one run: it checks that the benchmark runs and writes its report,
  * not what it measures.
  */
 import { Command } from 'commander';
@@ -59,23 +61,30 @@ import { CachedEmbedder } from '../eval/cached-embedder.ts';
 import { loadQuestions } from '../eval/guidance-eval.ts';
 import { percentile } from '../eval/metrics.ts';
 import { reviewedRecords } from './reviewed-records.mjs';
+import { machine, recordInDocs, renderCollections } from './docs-report.mjs';
 
 const opts = new Command('bench:collections')
   .option('--internal <n>', 'generated records in the internal collection of store A', (v) => Number(v), 2000)
   .option('--questions <n>', 'questions per round, a fixed sample of both evaluation sets', (v) => Number(v), 200)
   .option('--rounds <n>', 'rounds of every question on every store (A and B in turn)', (v) => Number(v), 5)
-  .option('--explain <n>', 'questions whose statements are run with EXPLAIN ANALYZE', (v) => Number(v), 5)
+  .option('--explain <n>', 'questions whose statements are run with EXPLAIN ANALYZE (in the first run)', (v) => Number(v), 5)
+  .option('--runs <n>', 'runs, both stores built anew for each (medians reported)', (v) => Number(v), 3)
   .option('--out <file>', 'where the JSON report goes', 'bench-results/collections.json')
   .option('--cache-dir <dir>', "the internal records' passage embeddings, kept between runs", '.chatctx/eval-cache')
-  .option('--quick', '8 starter and 10 internal records, 4 questions, 2 rounds: checks that the benchmark runs')
+  .option('--quick', '8 starter and 10 internal records, 4 questions, 2 rounds, one run: checks that the benchmark runs')
+  .option('--docs', "also write docs/bench/collections.json and docs/testing.md's table from it")
   .parse()
-  .opts<{ internal: number; questions: number; rounds: number; explain: number; out: string; cacheDir: string; quick?: boolean }>();
-if (opts.quick) Object.assign(opts, { internal: 10, questions: 4, rounds: 2, explain: 1 });
+  .opts<{ internal: number; questions: number; rounds: number; explain: number; runs: number; out: string; cacheDir: string; quick?: boolean; docs?: boolean }>();
+if (opts.quick && opts.docs) {
+  console.error('bench:collections: --docs records a full run; it cannot be combined with --quick');
+  process.exit(2);
+}
+if (opts.quick) Object.assign(opts, { internal: 10, questions: 4, rounds: 2, explain: 1, runs: 1 });
 /** Starter records per store when quick: importing and indexing all of them twice takes most of a minute on a busy machine. */
 const QUICK_STARTER = 8;
-if (![opts.internal, opts.questions, opts.rounds].every((n) => Number.isInteger(n) && n >= 1) || !(Number.isInteger(opts.explain) && opts.explain >= 0)) {
+if (![opts.internal, opts.questions, opts.rounds, opts.runs].every((n) => Number.isInteger(n) && n >= 1) || !(Number.isInteger(opts.explain) && opts.explain >= 0)) {
   console.error(
-    `bench:collections: --internal, --questions and --rounds take positive whole numbers, --explain zero or more (got ${opts.internal}, ${opts.questions}, ${opts.rounds}, ${opts.explain})`,
+    `bench:collections: --internal, --questions, --rounds and --runs take positive whole numbers, --explain zero or more (got ${opts.internal}, ${opts.questions}, ${opts.rounds}, ${opts.runs}, ${opts.explain})`,
   );
   process.exit(2);
 }
@@ -328,35 +337,17 @@ function summarise(rounds: readonly { load: number[]; times: Record<Target['labe
   };
 }
 
-function printReport(report: { summary: ReturnType<typeof summarise>; [key: string]: unknown }): void {
-  const { summary } = report;
-  console.log(`\n${opts.questions} questions × ${opts.rounds} rounds, no answer cache, query embeddings in each store's cache`);
-  console.log('| store, caller | p50 ms | p95 ms | p50 / B guest p50 (median of rounds) | each round |');
-  console.log('|---|---|---|---|---|');
-  for (const [label, s] of Object.entries(summary.stores)) {
-    const ratios = label === 'A guest' ? summary.per_round.map((r) => r.ratio_p50) : label === 'A internal' ? summary.per_round.map((r) => r.internal_ratio_p50) : [];
-    const ratio = label === 'A guest' ? summary.ratio_p50_median_of_rounds : label === 'A internal' ? summary.internal_ratio_p50_median_of_rounds : 1;
-    console.log(`| ${label} | ${s.p50_ms} | ${s.p95_ms} | ${ratio.toFixed(2)}× | ${ratios.map((r) => r.toFixed(2)).join(', ')} |`);
-  }
-  console.log(`ratio of the guest's p50s over all rounds ${summary.ratio_of_p50s.toFixed(2)}×, of the p95s ${summary.ratio_of_p95s.toFixed(2)}×`);
-  for (const key of ['guest_answers', 'dense_check', 'embedding', 'load_before', 'load_after']) console.log(`${key}: ${JSON.stringify(report[key])}`);
-}
-
-const embedder = (await createEmbedder({ provider: 'use-lite' }))!;
-const stores: PgliteSql[] = [];
-try {
-  const loadBefore = loadavg();
-  const started = new Date().toISOString();
+/** Both stores as a local server builds its own: B the starter corpus, A the same and the internal collection. */
+async function buildStores(embedder: Embedder, cached: CachedEmbedder, opened: PgliteSql[]) {
   progress('building store B (starter corpus) and store A (starter corpus + internal)');
   const bSql = await starterStore(embedder);
-  stores.push(bSql);
+  opened.push(bSql);
   const aSql = await starterStore(embedder);
-  stores.push(aSql);
-  const cached = await CachedEmbedder.open(embedder, resolve(opts.cacheDir));
+  opened.push(aSql);
   const internal = await addInternal(aSql, opts.internal, cached);
   progress(`A: ${internal.imported} internal records imported in ${internal.importSeconds} s, embedded in ${internal.embedding.seconds} s (${internal.embedding.encoded} of ${internal.embedding.passages} passages by the encoder)`);
   // What a local server does at start (PGlite has no autovacuum): fresh statistics for the planner.
-  for (const sql of stores) await sql.query('ANALYZE');
+  for (const sql of opened) await sql.query('ANALYZE');
   const a: Store = { name: 'A', sql: aSql, internalId: internal.id, search: searcher(aSql, embedder) };
   const b: Store = { name: 'B', sql: bSql, search: searcher(bSql, embedder) };
   const internalScope: CallerScope = { collections: [GUEST_SCOPE.collections[0]!, internal.id], feedback: true };
@@ -365,71 +356,129 @@ try {
     { label: 'B guest', store: b, scope: GUEST_SCOPE },
     { label: 'A internal', store: a, scope: internalScope },
   ];
-  const questions = await sample(opts.questions);
+  return { a, b, internal, internalScope, targets };
+}
 
-  progress(`${questions.length} questions: each asked once per store and caller (the encoder runs), guest answers compared`);
-  // The encoder's first call loads its model: on a busy machine it can outlast the search's embedding deadline,
-  // and the first question would then be answered by keywords alone on one store (a degraded answer, not a leak).
-  await embedder.embed(['warm up the encoder']);
+/** Each question once per store and caller (the encoder runs, the embedding is then cached), the guest's answers on A and B compared. */
+async function compareGuestAnswers(a: Store, b: Store, internalScope: CallerScope, questions: readonly string[]) {
   const differing: string[] = [];
   for (const question of questions) {
     const [onA, onB] = [await a.search(question, GUEST_SCOPE), await b.search(question, GUEST_SCOPE)];
     await a.search(question, internalScope);
     if (visible(onA) !== visible(onB)) differing.push(question);
   }
-  const guestAnswers = { questions: questions.length, identical: questions.length - differing.length, differing: differing.slice(0, 10) };
+  return { questions: questions.length, identical: questions.length - differing.length, differing: differing.slice(0, 10) };
+}
 
-  progress('dense side and plans');
-  const vectors = (await embedder.embed(questions)).map(vectorLiteral);
-  const denseResult = await denseCheck(a, b, vectors);
+/** Every retrieval statement's plans for the first `--explain` questions, on A and B as the guest and on A as the internal caller. */
+async function allPlans(a: Store, b: Store, internalScope: CallerScope, questions: readonly string[], vectors: readonly string[]) {
   const plans = [];
   for (const [i, question] of questions.slice(0, opts.explain).entries()) {
     plans.push({
       question,
-      a_guest: await retrievalPlans(aSql, question, vectors[i]!, GUEST_SCOPE.collections),
-      b_guest: await retrievalPlans(bSql, question, vectors[i]!, GUEST_SCOPE.collections),
-      a_internal: await retrievalPlans(aSql, question, vectors[i]!, internalScope.collections),
+      a_guest: await retrievalPlans(a.sql, question, vectors[i]!, GUEST_SCOPE.collections),
+      b_guest: await retrievalPlans(b.sql, question, vectors[i]!, GUEST_SCOPE.collections),
+      a_internal: await retrievalPlans(a.sql, question, vectors[i]!, internalScope.collections),
     });
   }
+  return plans;
+}
 
-  const scansBefore = { A: await indexScans(aSql), B: await indexScans(bSql) };
-  const rounds = [];
-  for (let r = 0; r < opts.rounds; r++) {
-    const load = loadavg();
-    rounds.push({ load, times: await timeRound(targets, questions, r) });
-    progress(`round ${r + 1}/${opts.rounds} done (load ${load.map((l) => l.toFixed(2)).join(' ')})`);
+/** One run on stores built for it: the answers compared, the dense side checked, the plans (first run only) and the timed rounds. */
+async function oneRun(run: number, embedder: Embedder, cached: CachedEmbedder, questions: readonly string[]) {
+  const opened: PgliteSql[] = [];
+  try {
+    const loadBefore = loadavg();
+    const { a, b, internal, internalScope, targets } = await buildStores(embedder, cached, opened);
+    progress(`run ${run + 1}/${opts.runs}: ${questions.length} questions, each asked once per store and caller (the encoder runs), guest answers compared`);
+    const guestAnswers = await compareGuestAnswers(a, b, internalScope, questions);
+    progress('dense side and plans');
+    const vectors = (await embedder.embed(questions)).map(vectorLiteral);
+    const denseResult = await denseCheck(a, b, vectors);
+    const plans = run === 0 ? await allPlans(a, b, internalScope, questions, vectors) : [];
+    const scansBefore = { A: await indexScans(a.sql), B: await indexScans(b.sql) };
+    const rounds = [];
+    for (let r = 0; r < opts.rounds; r++) {
+      const load = loadavg();
+      rounds.push({ load, times: await timeRound(targets, questions, r) });
+      progress(`round ${r + 1}/${opts.rounds} done (load ${load.map((l) => l.toFixed(2)).join(' ')})`);
+    }
+    const scansAfter = { A: await indexScans(a.sql), B: await indexScans(b.sql) };
+    const counts = await a.sql.query<{ collection_id: number; passages: number }>('SELECT collection_id, count(*)::int AS passages FROM record_passages GROUP BY collection_id ORDER BY 1');
+    return {
+      internal_records: internal.imported,
+      passages: { a: Object.fromEntries(counts.map((c) => [c.collection_id === 1 ? 'public' : 'internal', c.passages])), b: (await b.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM record_passages'))[0]!.n },
+      import_seconds: internal.importSeconds,
+      embedding: internal.embedding,
+      load_before: loadBefore.map((l) => round(l, 2)),
+      load_after: loadavg().map((l) => round(l, 2)),
+      summary: summarise(rounds),
+      guest_answers: guestAnswers,
+      dense_check: denseResult,
+      index_scans_during_rounds: Object.fromEntries(
+        (['A', 'B'] as const).map((s) => [s, Object.fromEntries(INDEXES.map((name) => [name, (scansAfter[s][name] ?? 0) - (scansBefore[s][name] ?? 0)]))]),
+      ),
+      plans,
+    };
+  } finally {
+    await Promise.all(opened.map((sql) => sql.close()));
   }
-  const scansAfter = { A: await indexScans(aSql), B: await indexScans(bSql) };
-  const indexScansDuringRounds = Object.fromEntries(
-    (['A', 'B'] as const).map((s) => [s, Object.fromEntries(INDEXES.map((name) => [name, (scansAfter[s][name] ?? 0) - (scansBefore[s][name] ?? 0)]))]),
-  );
-  const counts = await aSql.query<{ collection_id: number; passages: number }>('SELECT collection_id, count(*)::int AS passages FROM record_passages GROUP BY collection_id ORDER BY 1');
+}
+
+type Run = Awaited<ReturnType<typeof oneRun>>;
+
+/** The medians over runs of each run's figures, each run's A / B ratio, and the load at every round. */
+function acrossRuns(runs: readonly Run[]) {
+  const mid = (pick: (s: Run['summary']) => number) => round(median(runs.map((r) => pick(r.summary))), 3);
+  return {
+    guest_a_p50_ms: mid((s) => s.stores['A guest']!.p50_ms),
+    guest_a_p95_ms: mid((s) => s.stores['A guest']!.p95_ms),
+    guest_b_p50_ms: mid((s) => s.stores['B guest']!.p50_ms),
+    guest_b_p95_ms: mid((s) => s.stores['B guest']!.p95_ms),
+    internal_p50_ms: mid((s) => s.stores['A internal']!.p50_ms),
+    ratio_p50: mid((s) => s.ratio_p50_median_of_rounds),
+    ratio_p50_each_run: runs.map((r) => r.summary.ratio_p50_median_of_rounds),
+    internal_ratio_p50: mid((s) => s.internal_ratio_p50_median_of_rounds),
+    load_average_1m_each_round: runs.flatMap((r) => r.summary.per_round.map((p) => p.load_average_1m)),
+  };
+}
+
+const embedder = (await createEmbedder({ provider: 'use-lite' }))!;
+try {
+  const measuredOn = machine();
+  const cached = await CachedEmbedder.open(embedder, resolve(opts.cacheDir));
+  const questions = await sample(opts.questions);
+  // The encoder's first call loads its model: on a busy machine it can outlast the search's embedding deadline,
+  // and the first question would then be answered by keywords alone on one store (a degraded answer, not a leak).
+  await embedder.embed(['warm up the encoder']);
+  const runs: Run[] = [];
+  for (let run = 0; run < opts.runs; run++) runs.push(await oneRun(run, embedder, cached, questions));
   const report = {
+    ...measuredOn,
     quick: opts.quick ?? false,
-    date: started,
-    node: process.version,
-    internal_records: internal.imported,
-    passages: { a: Object.fromEntries(counts.map((c) => [c.collection_id === 1 ? 'public' : 'internal', c.passages])), b: (await bSql.query<{ n: number }>('SELECT count(*)::int AS n FROM record_passages'))[0]!.n },
-    import_seconds: internal.importSeconds,
-    embedding: internal.embedding,
+    internal_records: runs[0]!.internal_records,
+    passages: runs[0]!.passages,
     questions: questions.length,
     rounds: opts.rounds,
-    load_before: loadBefore.map((l) => round(l, 2)),
-    load_after: loadavg().map((l) => round(l, 2)),
-    summary: summarise(rounds),
-    guest_answers: guestAnswers,
-    dense_check: denseResult,
-    index_scans_during_rounds: indexScansDuringRounds,
-    plans,
+    runs: opts.runs,
+    summary: acrossRuns(runs),
+    guest_answers: runs.map((r) => r.guest_answers),
+    dense_check: runs.map((r) => r.dense_check),
+    plans: runs[0]!.plans,
+    each_run: runs.map(({ plans: _plans, ...rest }) => rest),
   };
-  printReport(report);
+  console.log(renderCollections(report));
+  for (const [i, run] of report.each_run.entries()) {
+    const { per_round, ...overall } = run.summary;
+    console.log(`run ${i + 1}: ${JSON.stringify({ ...overall, rounds: per_round.map((r) => r.ratio_p50), guest_answers: run.guest_answers, embedding: run.embedding, load_before: run.load_before, load_after: run.load_after })}`);
+  }
   await mkdir(dirname(resolve(opts.out)), { recursive: true });
   await writeFile(resolve(opts.out), JSON.stringify(report, null, 2) + '\n');
   console.log(`wrote ${opts.out}`);
+  if (opts.docs) console.log(`wrote ${recordInDocs('collections', report).join(' and ')}`);
 } catch (error) {
   console.error(`bench:collections failed: ${error instanceof Error ? error.message : String(error)}`);
   process.exitCode = 1;
 } finally {
-  await Promise.all(stores.map((sql) => sql.close()));
   await embedder.close?.();
 }

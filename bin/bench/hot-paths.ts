@@ -1,5 +1,5 @@
 /**
- * `npm run bench:hot-paths -- [--runs N] [--out FILE] [--sizes 24,5000,20000] [--calls N] [--quick]`
+ * `npm run bench:hot-paths -- [--runs N] [--out FILE] [--sizes 24,5000,20000] [--calls N] [--quick] [--docs]`
  *
  * Whether the hot paths stay flat as the corpus grows:
  * - the per-record cost of importing 500 generated records (approved, no embedder)
@@ -10,7 +10,9 @@
  * Records come from a fixed seed, so every run imports the same text. Each store
  * size is built once per run in a data directory and copied for every measurement;
  * the median of `--runs` measurements is reported with the load average, and the
- * report is written as JSON (by default under the git-ignored `.chatctx/`).
+ * report is written as JSON (by default under the git-ignored `.chatctx/`). `--docs`
+ * also writes it to docs/bench/hot-paths.json and docs/testing.md's table rendered
+ * from it (docs-report.mjs).
  *
  * `--quick` (the benchmark test) shrinks every size: one run, 10 calls, a 50-record
  * batch into 24 records and a bulk import of 24 (two stores to build, not four). It
@@ -29,6 +31,7 @@ import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
 import { createLogger } from '../../lambdas/observability/logger.ts';
 import { TASK_TYPES, TOPICS } from '../../schema/tools.ts';
 import { seededRandom } from './seeded-random.ts';
+import { machine, recordInDocs } from './docs-report.mjs';
 
 const opts = new Command('bench:hot-paths')
   .option('--runs <n>', 'measurements per scenario (the median is reported)', '3')
@@ -36,10 +39,15 @@ const opts = new Command('bench:hot-paths')
   .option('--sizes <list>', 'existing approved records before a 500-record import', '24,5000,20000')
   .option('--out <file>', 'where the JSON report goes', '.chatctx/bench/hot-paths.json')
   .option('--quick', 'tiny sizes, one run: checks that the benchmark runs')
+  .option('--docs', "also write docs/bench/hot-paths.json and docs/testing.md's table from it")
   .parse()
-  .opts<{ runs: string; calls: string; sizes: string; out: string; quick?: boolean }>();
+  .opts<{ runs: string; calls: string; sizes: string; out: string; quick?: boolean; docs?: boolean }>();
 
 const quick = opts.quick === true;
+if (quick && opts.docs) {
+  console.error('bench:hot-paths: --docs records a full run; it cannot be combined with --quick');
+  process.exit(2);
+}
 const RUNS = quick ? 1 : Math.max(1, Number(opts.runs));
 const CALLS = quick ? 10 : Math.max(1, Number(opts.calls));
 const SIZES = (quick ? '24' : opts.sizes).split(',').map(Number);
@@ -88,10 +96,16 @@ async function generateRecords(count: number, seed: number, prefix: string): Pro
   return validateRecords(items, (i) => `generated ${i}`);
 }
 
+/** The 1-minute load average as each measurement ended. */
+const loads: number[] = [];
+
 /** Runs `work` `RUNS` times and returns the median of what it measures. */
 async function median(work: () => Promise<number>): Promise<number> {
   const values: number[] = [];
-  for (let i = 0; i < RUNS; i += 1) values.push(await work());
+  for (let i = 0; i < RUNS; i += 1) {
+    values.push(await work());
+    loads.push(Math.round(loadavg()[0]! * 100) / 100);
+  }
   values.sort((a, b) => a - b);
   return values[Math.floor(values.length / 2)]!;
 }
@@ -165,7 +179,7 @@ async function guidanceP50(dir: string, size: number): Promise<number> {
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
 const load = () => loadavg().map((n) => n.toFixed(2)).join(' ');
-const report: Record<string, unknown> = { seed: SEED, runs: RUNS, calls: CALLS, load_before: loadavg() };
+const report: Record<string, unknown> = { ...machine(), seed: SEED, runs: RUNS, calls: CALLS, sizes: SIZES, batch: BATCH, bulk: BULK, load_before: loadavg() };
 const rows: [string, string][] = [];
 
 try {
@@ -193,6 +207,7 @@ try {
     import_500_ms_per_record: perRecord,
     import_5000: { into_empty_ms_per_record: intoEmpty, into_5000_ms_per_record: intoFull, ratio: round(intoFull / intoEmpty) },
     get_guidance_p50_ms: { at_24: p50Small, at_5000: p50Large, ratio: round(p50Large / p50Small) },
+    load_average_1m: loads,
     load_after: loadavg(),
   });
 } finally {
@@ -206,3 +221,4 @@ const out = resolve(opts.out);
 await mkdir(dirname(out), { recursive: true });
 await writeFile(out, JSON.stringify(report, null, 2) + '\n');
 process.stdout.write(`written to ${opts.out}\n`);
+if (opts.docs) process.stdout.write(`written to ${recordInDocs('hot-paths', report).join(' and ')}\n`);

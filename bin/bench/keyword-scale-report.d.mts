@@ -22,4 +22,3 @@ export interface KeywordScaleRun {
 }
 export function aggregateKeywordScale(run: KeywordScaleRun): KeywordScaleRun & { rounds: number; summary: { sizes: Record<string, unknown>[]; growth: Record<string, number>[] } };
 export function renderKeywordScaleSection(report: unknown): string;
-export function recordKeywordScaleInDocs(root: string, report: unknown): void;

@@ -1,12 +1,11 @@
 /**
  * The report of `bench:keyword-scale` (`keyword-scale.ts`): medians over rounds, the
  * growth from one size to the next, and the section of docs/testing.md rendered from
- * the report's JSON (`--docs` writes docs/bench/keyword-scale.json and the section;
- * test/architecture/bench-tables.test.ts checks that the two agree). Plain JavaScript,
+ * the report's JSON (`--docs` writes docs/bench/keyword-scale.json and the section through
+ * docs-report.mjs; test/architecture/bench-tables.test.ts checks that the two agree). Plain JavaScript,
  * importable without a loader and without the store.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { median, replaceSection } from './load-report.mjs';
+import { median } from './load-report.mjs';
 
 const round = (value, digits = 2) => Number(value.toFixed(digits));
 
@@ -56,12 +55,4 @@ export function renderKeywordScaleSection(report) {
     '',
     ...growth.map((g) => `From ${g.from.toLocaleString('en-US')} to ${g.to.toLocaleString('en-US')} records the p50 grows ${g.before}× with 012's statement and ${g.after}× with 015's.`),
   ].join('\n');
-}
-
-/** `--docs`: the report as docs/bench/keyword-scale.json, and docs/testing.md's section rendered from it. */
-export function recordKeywordScaleInDocs(root, report) {
-  mkdirSync(`${root}/docs/bench`, { recursive: true });
-  writeFileSync(`${root}/docs/bench/keyword-scale.json`, JSON.stringify(report, null, 2) + '\n');
-  const doc = `${root}/docs/testing.md`;
-  writeFileSync(doc, replaceSection(readFileSync(doc, 'utf8'), 'bench-keyword-scale', renderKeywordScaleSection(report)));
 }

@@ -38,7 +38,8 @@ import { beirDocToRecord } from '../eval/run-eval.ts';
 import { loadQuestions } from '../eval/guidance-eval.ts';
 import { percentile } from '../eval/metrics.ts';
 import { seededRandom } from './seeded-random.ts';
-import { aggregateKeywordScale, recordKeywordScaleInDocs, type KeywordRound } from './keyword-scale-report.mjs';
+import { aggregateKeywordScale, type KeywordRound } from './keyword-scale-report.mjs';
+import { recordInDocs } from './docs-report.mjs';
 
 const opts = new Command('bench:keyword-scale')
   .option('--dataset <dir>', 'a BEIR folder whose documents and queries to use (default: the starter corpus and the real questions)')
@@ -180,7 +181,7 @@ async function main(): Promise<void> {
     const report = aggregateKeywordScale({ quick: opts.quick === true, date: started, node: process.version, cores: cpus().length, source: name, pool: opts.pool, sizes: rows });
     await mkdir(dirname(resolve(opts.out)), { recursive: true });
     await writeFile(resolve(opts.out), JSON.stringify(report, null, 2) + '\n');
-    if (opts.docs) recordKeywordScaleInDocs(resolve('.'), report);
+    if (opts.docs) console.log(`recorded ${recordInDocs('keyword-scale', report).join(' and ')}`);
     console.log(JSON.stringify(report.summary, null, 2));
     console.log(`wrote ${opts.out}`);
   } finally {

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bin/bench/local-search.ts --dataset ../shared/eval/scifact [--restarts N] [--queries N] [--http-searches N] [--data-dir DIR] [--docs N] [--out FILE] [--quick]`
+ * `npm run bench:local-search -- --dataset ../shared/eval/scifact [--restarts N] [--queries N] [--http-searches N] [--http-runs N] [--data-dir DIR] [--documents N] [--out FILE] [--quick] [--docs]`
  *
  * `search_knowledge` on the local server over HTTP, on a store of SciFact's size.
  *
@@ -15,7 +15,9 @@
  * 2. What a search costs over HTTP with its query embedding not cached (the encoder
  * runs) and cached (the answer is still computed): see `overHttp`.
  *
- * Writes bench-results/local-search.json (or `--out`). `--quick` (the benchmark test)
+ * Writes bench-results/local-search.json (or `--out`); `--docs` also writes
+ * docs/bench/local-search.json and both tables of docs/quality.md rendered from it
+ * (it needs the HTTP runs). `--quick` (the benchmark test)
  * builds a store of the first 10 documents, without the starter corpus, and times one
  * restart with two searches, without the HTTP runs (each starts two more servers): it
  * checks the benchmark runs, not how fast. A missing dataset is an error that says
@@ -35,6 +37,7 @@ import { createEmbedder } from '../../lambdas/embeddings/embedder-factory.ts';
 import { CachedEmbedder } from '../eval/cached-embedder.ts';
 import { loadBeirDataset } from '../eval/beir.ts';
 import { beirDocToRecord } from '../eval/run-eval.ts';
+import { machine, recordInDocs, renderLocalSearchHttp, renderLocalSearchRestarts } from './docs-report.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'chatctx.js');
@@ -46,17 +49,22 @@ const opts = new Command('bench-local-search')
   .option('--http-searches <n>', 'searches per kind (embedding cached and not) over HTTP', (v) => Number(v), 100)
   .option('--http-runs <n>', 'runs of the HTTP measurement (each with new questions); the table shows their median', (v) => Number(v), 3)
   .option('--data-dir <dir>', 'keep the built store here and reuse it next time (default: a temporary folder)')
-  .option('--docs <n>', 'only the first N documents of the corpus (default: all)', (v) => Number(v))
+  .option('--documents <n>', 'only the first N documents of the corpus (default: all)', (v) => Number(v))
   .option('--cache-dir <dir>', 'document embedding cache', resolve(ROOT, '.chatctx/eval-cache'))
   .option('--out <file>', 'where the JSON report goes', join(ROOT, 'bench-results', 'local-search.json'))
   .option('--quick', 'a 10-document store, one restart, two searches: checks that the benchmark runs')
+  .option('--docs', "also write docs/bench/local-search.json and docs/quality.md's two tables from it")
   .parse()
-  .opts<{ dataset: string; restarts: number; queries: number; httpSearches: number; httpRuns: number; dataDir?: string; docs?: number; cacheDir: string; out: string; quick?: boolean }>();
-if (opts.quick) Object.assign(opts, { restarts: 1, queries: 2, httpSearches: 0, docs: 10 });
+  .opts<{ dataset: string; restarts: number; queries: number; httpSearches: number; httpRuns: number; dataDir?: string; documents?: number; cacheDir: string; out: string; quick?: boolean; docs?: boolean }>();
+if (opts.docs && (opts.quick || opts.httpSearches === 0)) {
+  console.error('bench local-search: --docs records a full run, HTTP searches included; not with --quick or --http-searches 0');
+  process.exit(2);
+}
+if (opts.quick) Object.assign(opts, { restarts: 1, queries: 2, httpSearches: 0, documents: 10 });
 // Quick: no starter corpus, so the first start does not embed 246 records beside the 10.
 const CHILD_ENV = opts.quick ? { ...process.env, CHATCTX_STARTER_CORPUS: '0' } : process.env;
-if (![opts.restarts, opts.queries, opts.httpRuns, opts.docs ?? 1].every((n) => Number.isInteger(n) && n >= 1) || !(Number.isInteger(opts.httpSearches) && opts.httpSearches >= 0)) {
-  console.error('bench local-search: --restarts, --queries, --http-runs and --docs take positive whole numbers, --http-searches zero or more');
+if (![opts.restarts, opts.queries, opts.httpRuns, opts.documents ?? 1].every((n) => Number.isInteger(n) && n >= 1) || !(Number.isInteger(opts.httpSearches) && opts.httpSearches >= 0)) {
+  console.error('bench local-search: --restarts, --queries, --http-runs and --documents take positive whole numbers, --http-searches zero or more');
   process.exit(2);
 }
 if (!existsSync(join(resolve(opts.dataset), 'corpus.jsonl'))) {
@@ -178,7 +186,7 @@ async function overHttp(dataDir: string, key: string, questions: readonly string
         served_as: `${after.miss - before.miss} miss, ${after.hit - before.hit} hit`,
         p50_ms: round(percentile(times, 50)),
         p95_ms: round(percentile(times, 95)),
-        load_average_1m: round(load),
+        load_average_1m: Math.round(load * 100) / 100,
       });
     } finally {
       await stop(server.child);
@@ -201,7 +209,8 @@ const dataDir = resolve(opts.dataDir ?? join(temporary!, 'data'));
 if (temporary) for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => (rmSync(temporary, { recursive: true, force: true }), process.exit(130)));
 try {
   const dataset = await loadBeirDataset(resolve(opts.dataset));
-  const corpus = dataset.corpus.slice(0, opts.docs);
+  const measuredOn = machine();
+  const corpus = dataset.corpus.slice(0, opts.documents);
   if (!existsSync(storePath(dataDir))) {
     await buildStore(dataDir, corpus);
     // The first start adds the starter corpus and embeds it: not timed.
@@ -226,7 +235,7 @@ try {
       await stop(server.child);
     }
     const rest = median(times.slice(1));
-    rows.push({ restart, ready_ms: Math.round(server.readyMs), first_ms: round(times[0]!), median_rest_ms: round(rest), ratio: round(times[0]! / rest), load_average_1m: round(load) });
+    rows.push({ restart, ready_ms: Math.round(server.readyMs), first_ms: round(times[0]!), median_rest_ms: round(rest), ratio: round(times[0]! / rest), load_average_1m: Math.round(load * 100) / 100 });
     console.error(`restart ${restart}: ready ${Math.round(server.readyMs)} ms, first ${round(times[0]!)} ms, then median ${round(rest)} ms`);
   }
   const summary = {
@@ -239,26 +248,13 @@ try {
     median_ratio: median(rows.map((r) => r.ratio)),
     node: process.version,
   };
-  console.log('| restart | ready ms | first search ms | median of the next searches ms | first / median | load avg (1 min) |');
-  console.log('|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.restart} | ${r.ready_ms} | ${r.first_ms} | ${r.median_rest_ms} | ${r.ratio} | ${r.load_average_1m} |`);
-  console.log(`| median | ${summary.median_ready_ms} | ${summary.median_first_ms} | ${summary.median_rest_ms} | ${summary.median_ratio} | |`);
-  const http = [];
-  for (let run = 0; run < (opts.httpSearches > 0 ? opts.httpRuns : 0); run++) http.push(await overHttp(dataDir, key, Array.from({ length: opts.httpSearches }, question)));
-  if (http.length > 0) {
-    console.log(`\n| search_knowledge over HTTP, query embedding | searches per run | served as (each run) | p50 ms | p95 ms | load avg (1 min) | p50 of each run |`);
-    console.log('|---|---|---|---|---|---|---|');
-    for (const [i, first] of http[0]!.entries()) {
-      const rows = http.map((runRows) => runRows[i]!);
-      const mid = (pick: (r: (typeof rows)[number]) => number) => median(rows.map(pick));
-      console.log(
-        `| ${first.embedding} | ${first.searches} | ${[...new Set(rows.map((r) => r.served_as))].join('; ')} | ${mid((r) => r.p50_ms)} | ${mid((r) => r.p95_ms)} | ` +
-          `${mid((r) => r.load_average_1m)} | ${rows.map((r) => r.p50_ms).join(', ')} |`,
-      );
-    }
-  }
+  const report = { ...measuredOn, quick: opts.quick ?? false, first_search: { ...summary, rows }, http: [] as Awaited<ReturnType<typeof overHttp>>[] };
+  console.log(renderLocalSearchRestarts(report));
+  for (let run = 0; run < (opts.httpSearches > 0 ? opts.httpRuns : 0); run++) report.http.push(await overHttp(dataDir, key, Array.from({ length: opts.httpSearches }, question)));
+  if (report.http.length > 0) console.log(`\n${renderLocalSearchHttp(report)}`);
   mkdirSync(dirname(resolve(opts.out)), { recursive: true });
-  writeFileSync(resolve(opts.out), JSON.stringify({ first_search: { ...summary, rows }, http }, null, 2) + '\n');
+  writeFileSync(resolve(opts.out), JSON.stringify(report, null, 2) + '\n');
+  if (opts.docs) console.log(`wrote ${recordInDocs('local-search', report).join(' and ')}`);
 } finally {
   if (temporary) rmSync(temporary, { recursive: true, force: true });
 }

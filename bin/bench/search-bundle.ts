@@ -1,29 +1,36 @@
-// `npx tsx bin/bench/search-bundle.ts [--runs N] [--out FILE] [--quick]`: what the search function's cold
+// `npm run bench:search-bundle [-- --runs N] [--out FILE] [--quick] [--docs]`: what the search function's cold
 // start pays to load its bundle, with the tokenizer shipped beside the bundle and read
 // at first use (as deployed) against the tokenizer inlined in the bundle (what a
 // literal `import('gpt-tokenizer')` gives). Both are built with the stack's own
 // esbuild options (`lib/bundling.ts`) and hooks (`lib/mcp-functions.ts`); each run
 // imports a bundle in a fresh Node process, the variants taking turns. For the split
 // bundle it also times the first use of the tokenizer, the cost moved out of the
-// cold start. Prints a table and writes bench-results/search-bundle.json (or `--out`).
+// cold start. Prints a table and writes bench-results/search-bundle.json (or `--out`);
+// `--docs` also writes docs/bench/search-bundle.json and docs/aws.md's table from it.
+// Each import is one sample: the median of `--runs` (9) of them is reported.
 // `--quick` (the benchmark test) imports each bundle once: it checks the benchmark runs.
 import { execFileSync, execSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build, type Plugin } from 'esbuild';
 import { BUNDLING_OPTIONS, PROJECT_ROOT } from '../../lib/bundling.ts';
 import { BUNDLED_FILES, FUNCTION_ENTRIES } from '../../lib/mcp-functions.ts';
+import { machine, recordInDocs, renderSearchBundle } from './docs-report.mjs';
 
 const args = (() => {
   try {
-    return parseArgs({ options: { runs: { type: 'string' }, out: { type: 'string' }, quick: { type: 'boolean' } }, strict: true }).values;
+    return parseArgs({ options: { runs: { type: 'string' }, out: { type: 'string' }, quick: { type: 'boolean' }, docs: { type: 'boolean' } }, strict: true }).values;
   } catch (error) {
     console.error(`search-bundle: ${(error as Error).message}`);
     process.exit(2);
   }
 })();
+if (args.quick && args.docs) {
+  console.error('search-bundle: --docs records a full run; it cannot be combined with --quick');
+  process.exit(2);
+}
 const runs = args.quick ? 1 : Number(args.runs ?? 9);
 if (!Number.isInteger(runs) || runs < 1) {
   console.error(`search-bundle: --runs takes a positive whole number, not ${args.runs}`);
@@ -78,6 +85,8 @@ function load(file: string, firstUse: boolean): { load_ms: number; first_use_ms?
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 try {
+  const measuredOn = machine();
+  const loadAtStart = Number(loadavg()[0]!.toFixed(2));
   const files = { split: await bundle('split'), inline: await bundle('inline') };
   const samples = { split: [] as number[], inline: [] as number[], firstUse: [] as number[] };
   for (let i = 0; i < runs; i += 1) {
@@ -89,8 +98,9 @@ try {
   const kib = (file: string) => Math.round(statSync(file).size / 1024);
   const tokenizerKib = Math.round(statSync(join(files.split, '..', 'node_modules', 'gpt-tokenizer', 'index.mjs')).size / 1024);
   const result = {
-    node: process.version,
-    cores: cpus().length,
+    ...measuredOn,
+    quick: args.quick ?? false,
+    load_average_start: loadAtStart,
     load_average: Number(loadavg()[0]!.toFixed(2)),
     runs,
     inline: { bundle_kib: kib(files.inline), load_ms: Math.round(median(samples.inline)) },
@@ -98,16 +108,8 @@ try {
   };
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
-  console.log(
-    [
-      `search-knowledge bundle, median of ${runs} fresh-process imports (node ${result.node}, ${result.cores} cores, load average ${result.load_average})`,
-      '',
-      '| tokenizer | bundle | load at cold start | tokenizer at first use |',
-      '|---|---|---|---|',
-      `| inlined in the bundle | ${result.inline.bundle_kib} KiB | ${result.inline.load_ms} ms | (included) |`,
-      `| beside the bundle (deployed) | ${result.split.bundle_kib} KiB + ${result.split.tokenizer_kib} KiB | ${result.split.load_ms} ms | ${result.split.first_use_ms} ms |`,
-    ].join('\n'),
-  );
+  console.log(renderSearchBundle(result));
+  if (args.docs) console.log(`wrote ${recordInDocs('search-bundle', result).join(' and ')}`);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

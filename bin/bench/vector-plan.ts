@@ -1,5 +1,5 @@
 /**
- * `npm run bench:vector-plan -- [--sizes 500,1000,3000,5000] [--queries 40] [--exact-passages N] [--out FILE] [--quick]`
+ * `npm run bench:vector-plan -- [--sizes 500,1000,3000,5000] [--queries 40] [--exact-passages N] [--runs 3] [--out FILE] [--quick] [--docs [--docs-name NAME]]`
  *
  * How fast the dense side finds its nearest passages on a store as it grows, and
  * whether `chatctx_vector_search` takes the faster way at each size. One in-memory
@@ -15,10 +15,15 @@
  *   another name, and `after`: the function as the store now defines it (013).
  *
  * Beside the times, how many of the exact 40 nearest passages each index read found
- * (recall), and which way `after` went (counted in pg_stat_user_indexes). Prints a
- * table and writes JSON (by default to the git-ignored `bench-results/vector-plan.json`)
- * with the load average before and after each size. `--quick` (the benchmark test):
- * sizes 60 and 200, 3 queries.
+ * (recall), and which way `after` went (counted in pg_stat_user_indexes). The whole
+ * growth is run `--runs` times (3), each time in a new store from the same seed, with the
+ * same queries; the table gives the medians over runs and each run's 013 / 012 ratio.
+ * Prints the table and writes JSON (by default to the git-ignored
+ * `bench-results/vector-plan.json`) with the load average before and after each size.
+ * `--docs` also writes docs/bench/vector-plan.json and docs/testing.md's sizes table
+ * from it; the small-stores table there is the run with
+ * `--sizes 30,45,60,75,90,150 --exact-passages 0 --docs --docs-name vector-plan-small`.
+ * `--quick` (the benchmark test): sizes 60 and 200, 3 queries, one run.
  */
 import { Command } from 'commander';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -29,22 +34,30 @@ import { migrate } from '../../lambdas/storage/migrations.ts';
 import { vectorLiteral } from '../../lambdas/embeddings/vector-codec.ts';
 import { percentile } from '../eval/metrics.ts';
 import { addPassageRecords, queryVector, passageSource } from './passage-store.ts';
+import { machine, recordInDocs, renderVectorPlan } from './docs-report.mjs';
 
 const opts = new Command('bench:vector-plan')
   .option('--sizes <list>', 'store sizes in records, ascending', '500,1000,3000,5000')
   .option('--queries <n>', 'query vectors timed at each size', (v) => Number(v), 40)
   .option('--exact-passages <n>', "sets chatctx.exact_passages for the run (the size up to which the function scans exactly; 0: the index at every size)")
+  .option('--runs <n>', 'runs of the whole growth, each in a new store (medians reported)', (v) => Number(v), 3)
   .option('--out <file>', 'where the JSON report goes', 'bench-results/vector-plan.json')
-  .option('--quick', 'sizes 60 and 200, 3 queries: checks that the benchmark runs')
+  .option('--quick', 'sizes 60 and 200, 3 queries, one run: checks that the benchmark runs')
+  .option('--docs', 'also write docs/bench/<docs name>.json and its table in docs/testing.md')
+  .option('--docs-name <name>', 'which of the two tables --docs writes: vector-plan (the sizes) or vector-plan-small (the small stores)', 'vector-plan')
   .parse()
-  .opts<{ sizes: string; queries: number; exactPassages?: string; out: string; quick?: boolean }>();
-if (opts.quick) Object.assign(opts, { sizes: '60,200', queries: 3 });
+  .opts<{ sizes: string; queries: number; exactPassages?: string; runs: number; out: string; quick?: boolean; docs?: boolean; docsName: string }>();
+if (opts.quick) Object.assign(opts, { sizes: '60,200', queries: 3, runs: 1 });
 const sizes = opts.sizes.split(',').map(Number);
 const badExact = opts.exactPassages !== undefined && !/^[0-9]{1,7}$/.test(opts.exactPassages);
-if (!sizes.every((n, i) => Number.isInteger(n) && n >= 1 && (i === 0 || n > sizes[i - 1]!)) || !(Number.isInteger(opts.queries) && opts.queries >= 1) || badExact) {
+if (!sizes.every((n, i) => Number.isInteger(n) && n >= 1 && (i === 0 || n > sizes[i - 1]!)) || ![opts.queries, opts.runs].every((n) => Number.isInteger(n) && n >= 1) || badExact) {
   console.error(
-    `bench:vector-plan: --sizes takes ascending positive whole numbers, --queries and --exact-passages whole numbers (got ${opts.sizes}, ${opts.queries}, ${opts.exactPassages})`,
+    `bench:vector-plan: --sizes takes ascending positive whole numbers, --queries, --runs and --exact-passages whole numbers (got ${opts.sizes}, ${opts.queries}, ${opts.runs}, ${opts.exactPassages})`,
   );
+  process.exit(2);
+}
+if (opts.docs && (opts.quick || !['vector-plan', 'vector-plan-small'].includes(opts.docsName))) {
+  console.error(`bench:vector-plan: --docs records a full run (not with --quick) under --docs-name vector-plan or vector-plan-small (got ${opts.docsName})`);
   process.exit(2);
 }
 
@@ -88,10 +101,13 @@ async function nearestBy(sql: PgliteSql, way: Way, query: string): Promise<strin
   });
 }
 
+/** Scans of either vector index so far: a caller of the public collection alone reads the public collection's own (013), whose counter the store's index does not move. */
 async function hnswScans(sql: PgliteSql): Promise<number> {
   await sql.query('SELECT pg_stat_force_next_flush()');
   await sql.query('SELECT pg_stat_clear_snapshot()');
-  const [row] = await sql.query<{ n: number }>("SELECT idx_scan::int AS n FROM pg_stat_user_indexes WHERE indexrelname = 'record_passages_embedding_idx'");
+  const [row] = await sql.query<{ n: number }>(
+    "SELECT sum(idx_scan)::int AS n FROM pg_stat_user_indexes WHERE indexrelname IN ('record_passages_embedding_idx', 'record_passages_public_embedding_idx')",
+  );
   return Number(row!.n);
 }
 
@@ -133,47 +149,75 @@ async function measure(sql: PgliteSql, queries: readonly string[]) {
   };
 }
 
-function printReport(rows: readonly { records: number; passages: number; load: number[]; result: Awaited<ReturnType<typeof measure>> }[]): void {
-  console.log('| records | passages | exact | index ef 40 | index ef 100 | 012 function | 013 function | 013 / 012 | 013 used the index | recall ef 40 / ef 100 | load |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
-  for (const { records, passages, load, result } of rows) {
-    const p = result.p50_ms;
-    console.log(
-      `| ${records} | ${passages} | ${p.exact} | ${p.index_ef40} | ${p.index_ef100} | ${p.before} | ${p.after} | ${result.after_over_before}× | ${result.after_used_index ? 'yes' : 'no'} | ${result.recall.index_ef40} / ${result.recall.index_ef100} | ${load[0]!.toFixed(2)} |`,
-    );
+type Measured = Awaited<ReturnType<typeof measure>>;
+interface SizeRun {
+  readonly records: number;
+  readonly passages: number;
+  readonly load: number[];
+  readonly load_after: number[];
+  readonly result: Measured;
+}
+
+/** One run: a new store from the seed, grown through every size, the same queries timed at each. */
+async function oneRun(run: number): Promise<SizeRun[]> {
+  const sql = await PgliteSql.open();
+  try {
+    await migrate(sql);
+    await loadPreviousFunction(sql);
+    if (opts.exactPassages !== undefined) await sql.query("SELECT set_config('chatctx.exact_passages', $1, false)", [opts.exactPassages]);
+    // The same seed every run: the same queries and the same passages; only the index's graph (and the machine) differ.
+    const source = await passageSource(20_261_202);
+    const queries = Array.from({ length: opts.queries }, () => vectorLiteral(queryVector(source)));
+    const rows: SizeRun[] = [];
+    let records = 0;
+    for (const size of sizes) {
+      progress(`run ${run + 1}/${opts.runs}: growing the store to ${size} records`);
+      await addPassageRecords(sql, source, { prefix: 'generated', from: records, to: size, collection: 1 });
+      records = size;
+      // What a local server does at start (PGlite has no autovacuum): fresh statistics for the planner.
+      await sql.query('ANALYZE record_passages');
+      const passages = (await sql.query<{ passages: number }>('SELECT count(*)::int AS passages FROM record_passages'))[0]?.passages ?? 0;
+      for (const query of queries.slice(0, 3)) for (const way of WAYS) await nearestBy(sql, way, query);
+      const load = loadavg().map((l) => round(l, 2));
+      progress(`${size} records (${passages} passages): timing ${queries.length} queries each way (load ${load.join(' ')})`);
+      rows.push({ records: size, passages, load, result: await measure(sql, queries), load_after: loadavg().map((l) => round(l, 2)) });
+    }
+    return rows;
+  } finally {
+    await sql.close();
   }
 }
 
-const sql = await PgliteSql.open();
+/** Per size: the medians over runs, each run's 013 / 012 ratio, which way 013 went and the load in each run. */
+function aggregate(runs: readonly SizeRun[][]) {
+  return sizes.map((records, i) => {
+    const each = runs.map((run) => run[i]!);
+    const mid = (pick: (r: Measured) => number) => median(each.map((r) => pick(r.result)));
+    return {
+      records,
+      passages: median(each.map((r) => r.passages)),
+      p50_ms: Object.fromEntries(WAYS.map((w) => [w, round(mid((r) => r.p50_ms[w]!), 2)])),
+      recall: { index_ef40: round(mid((r) => r.recall.index_ef40), 3), index_ef100: round(mid((r) => r.recall.index_ef100), 3) },
+      after_over_before: round(mid((r) => r.after_over_before), 2),
+      after_over_before_each_run: each.map((r) => r.result.after_over_before),
+      after_used_index_each_run: each.map((r) => r.result.after_used_index),
+      load_average_1m_each_run: each.map((r) => r.load[0]!),
+      runs: each,
+    };
+  });
+}
+
 try {
-  const started = new Date().toISOString();
-  await migrate(sql);
-  await loadPreviousFunction(sql);
-  if (opts.exactPassages !== undefined) await sql.query("SELECT set_config('chatctx.exact_passages', $1, false)", [opts.exactPassages]);
-  const source = await passageSource(20_261_202);
-  const queries = Array.from({ length: opts.queries }, () => vectorLiteral(queryVector(source)));
-  const rows = [];
-  let records = 0;
-  for (const size of sizes) {
-    progress(`growing the store to ${size} records`);
-    await addPassageRecords(sql, source, { prefix: 'generated', from: records, to: size, collection: 1 });
-    records = size;
-    // What a local server does at start (PGlite has no autovacuum): fresh statistics for the planner.
-    await sql.query('ANALYZE record_passages');
-    const passages = (await sql.query<{ passages: number }>('SELECT count(*)::int AS passages FROM record_passages'))[0]?.passages ?? 0;
-    for (const query of queries.slice(0, 3)) for (const way of WAYS) await nearestBy(sql, way, query);
-    const load = loadavg().map((l) => round(l, 2));
-    progress(`${size} records (${passages} passages): timing ${queries.length} queries each way (load ${load.join(' ')})`);
-    rows.push({ records: size, passages, load, result: await measure(sql, queries), load_after: loadavg().map((l) => round(l, 2)) });
-  }
-  printReport(rows);
-  const report = { quick: opts.quick ?? false, date: started, node: process.version, passages_asked: PASSAGES, queries: opts.queries, exact_passages: opts.exactPassages ?? null, sizes: rows };
+  const report = { ...machine(), quick: opts.quick ?? false, runs: opts.runs, passages_asked: PASSAGES, queries: opts.queries, exact_passages: opts.exactPassages ?? null, sizes: [] as unknown[] };
+  const runs: SizeRun[][] = [];
+  for (let run = 0; run < opts.runs; run++) runs.push(await oneRun(run));
+  report.sizes = aggregate(runs);
+  console.log(renderVectorPlan(report));
   await mkdir(dirname(resolve(opts.out)), { recursive: true });
   await writeFile(resolve(opts.out), JSON.stringify(report, null, 2) + '\n');
   console.log(`wrote ${opts.out}`);
+  if (opts.docs) console.log(`wrote ${recordInDocs(opts.docsName, report).join(' and ')}`);
 } catch (error) {
   console.error(`bench:vector-plan failed: ${error instanceof Error ? error.message : String(error)}`);
   process.exitCode = 1;
-} finally {
-  await sql.close();
 }

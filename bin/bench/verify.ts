@@ -1,5 +1,5 @@
 /**
- * `npm run bench:verify -- [--runs N] [--delay-ms 100] [--sources N] [--out FILE] [--quick]`
+ * `npm run bench:verify -- [--runs N] [--delay-ms 100] [--sources N] [--out FILE] [--quick] [--docs]`
  *
  * How long `records verify` takes over the whole starter corpus: every source of
  * `guidance/` (243 excerpts) checked against a local HTTPS server that answers
@@ -11,7 +11,8 @@
  * normalising, the search, and storing the result in PGlite.
  *
  * Reports the median of `--runs` runs, the slowest run, checks per second and the
- * load average, and writes the report as JSON (by default under `.chatctx/`).
+ * load average, and writes the report as JSON (by default under `.chatctx/`); `--docs`
+ * also writes it to docs/bench/verify.json and docs/testing.md's table rendered from it.
  * `--quick` (the benchmark test): one run of the first 20 sources, pages answered at
  * once; it checks that the benchmark runs, not how fast. Its temporary folder (the
  * certificate) is gone before the first check.
@@ -29,6 +30,7 @@ import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { verifySources } from '../../lambdas/records/source-verification.ts';
 import { UntrustedFetcher } from '../../lambdas/streams/untrusted-fetch.ts';
 import { VERIFY_LIMITS } from '../../lambdas/admin/admin-operations.ts';
+import { machine, recordInDocs, renderVerify } from './docs-report.mjs';
 
 const opts = new Command('bench:verify')
   .option('--runs <n>', 'runs (the median is reported)', '3')
@@ -36,8 +38,9 @@ const opts = new Command('bench:verify')
   .option('--sources <n>', 'check only the first N sources (default: all)')
   .option('--out <file>', 'where the JSON report goes', '.chatctx/bench/verify.json')
   .option('--quick', 'one run of 20 sources with no page delay: checks that the benchmark runs')
+  .option('--docs', "also write docs/bench/verify.json and docs/testing.md's table from it")
   .parse()
-  .opts<{ runs: string; delayMs: string; sources?: string; out: string; quick?: boolean }>();
+  .opts<{ runs: string; delayMs: string; sources?: string; out: string; quick?: boolean; docs?: boolean }>();
 
 const RUNS = opts.quick ? 1 : Number(opts.runs);
 const DELAY_MS = opts.quick ? 0 : Number(opts.delayMs);
@@ -46,6 +49,11 @@ if (!(Number.isInteger(RUNS) && RUNS >= 1 && DELAY_MS >= 0 && LIMIT >= 1)) {
   console.error(`bench:verify: --runs and --sources take positive whole numbers, --delay-ms a number of ms (got ${opts.runs}, ${opts.sources}, ${opts.delayMs})`);
   process.exit(2);
 }
+if (opts.quick && opts.docs) {
+  console.error('bench:verify: --docs records a full run; it cannot be combined with --quick');
+  process.exit(2);
+}
+const measuredOn = machine();
 
 const records = await readRecordFiles(resolve('guidance'));
 const sources = records
@@ -107,6 +115,8 @@ server.close();
 const sorted = [...runs].sort((a, b) => a.seconds - b.seconds);
 const median = sorted[Math.floor(sorted.length / 2)]!;
 const report = {
+  ...measuredOn,
+  quick: opts.quick ?? false,
   sources: local.length,
   hosts: hosts.length,
   delay_ms: DELAY_MS,
@@ -114,10 +124,10 @@ const report = {
   median_seconds: Math.round(median.seconds * 100) / 100,
   slowest_seconds: Math.round(sorted.at(-1)!.seconds * 100) / 100,
   checks_per_second: Math.round((local.length / median.seconds) * 10) / 10,
+  verified: median.verified,
   load_average: loadavg().map((l) => Math.round(l * 100) / 100),
 };
-console.log(`| sources | hosts | page delay | median | slowest | checks/s | verified | load (1/5/15 min) |`);
-console.log(`|---|---|---|---|---|---|---|---|`);
-console.log(`| ${report.sources} | ${report.hosts} | ${DELAY_MS} ms | ${report.median_seconds} s | ${report.slowest_seconds} s | ${report.checks_per_second} | ${median.verified} | ${report.load_average.join(' / ')} |`);
+console.log(renderVerify(report));
 await mkdir(dirname(resolve(opts.out)), { recursive: true });
 await writeFile(resolve(opts.out), JSON.stringify(report, null, 2) + '\n');
+if (opts.docs) console.log(`wrote ${recordInDocs('verify', report).join(' and ')}`);

@@ -2,7 +2,10 @@
  * Speed tables that cannot drift from the runs behind them: a table in the docs that
  * a benchmark writes (`--docs`) is checked here against the JSON report the same run
  * committed beside it. A figure edited by hand, or a report replaced without its
- * table, fails; so does a table whose report is missing.
+ * table, fails; so does a table whose report is missing. Every section a benchmark's
+ * `--docs` run writes (bin/bench/docs-report.mjs) must have its markers in its doc, so
+ * a run cannot fail at its end for a heading someone reworded; the renderers
+ * themselves run on each benchmark's quick report in test/e2e/benchmarks.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
@@ -10,6 +13,7 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../support/source-files.ts';
 import { renderLoadSection, section } from '../../bin/bench/load-report.mjs';
 import { renderColdStartSection } from '../../bin/bench/cold-start-report.mjs';
+import { RECORDED } from '../../bin/bench/docs-report.mjs';
 
 const TABLES = [
   { name: 'bench-load', doc: 'docs/testing.md', report: 'docs/bench/load.json', render: renderLoadSection },
@@ -28,5 +32,15 @@ describe('speed tables in the docs are rendered from the reports their runs wrot
       expect(shown).toBe(table.render(report));
       expect(shown).toContain(report.date.slice(0, 10));
     });
+  }
+});
+
+describe('every section a benchmark records has its markers', () => {
+  for (const [report, { doc, sections }] of Object.entries(RECORDED)) {
+    for (const name of Object.keys(sections)) {
+      it(`${doc} has the ${name} section that docs/bench/${report}.json is rendered into`, () => {
+        expect(section(readFileSync(join(REPO_ROOT, doc), 'utf8'), name)).toBeDefined();
+      });
+    }
   }
 });

@@ -21,6 +21,20 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/local-server.ts';
+import {
+  renderCliStart,
+  renderCollections,
+  renderHotPaths,
+  renderLocalSearchHttp,
+  renderLocalSearchRestarts,
+  renderSearchBaseline,
+  renderSearchBundle,
+  renderVectorPlan,
+  renderVerify,
+} from '../../bin/bench/docs-report.mjs';
+import { renderLoadSection } from '../../bin/bench/load-report.mjs';
+import { renderColdStartSection } from '../../bin/bench/cold-start-report.mjs';
+import { renderKeywordScaleSection } from '../../bin/bench/keyword-scale-report.mjs';
 
 const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 const SCIFACT = join(REPO_ROOT, '..', 'shared', 'eval', 'scifact');
@@ -85,7 +99,19 @@ interface Benchmark {
   readonly missing?: string;
   readonly command: (out: string) => Promise<[string, string[], Record<string, string>?]>;
   readonly keys: readonly string[];
+  /** The tables its `--docs` run writes, rendered from the quick report: each must have `rows` rows, one per measured item. */
+  readonly tables?: readonly { readonly render: (report: unknown) => string; readonly rows: (report: Report) => number }[];
 }
+
+/** A benchmark's JSON report: each has a shape of its own, read here only by its `rows`. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Report = Record<string, any>;
+
+/** The body rows of the markdown tables in `text` (header and separator lines left out). */
+const tableRows = (text: string) => {
+  const lines = text.split('\n').filter((line) => line.startsWith('|'));
+  return lines.length - 2 * lines.filter((line) => /^\|(-+\|)+$/.test(line)).length;
+};
 
 const BENCHMARKS: readonly Benchmark[] = [
   {
@@ -93,47 +119,79 @@ const BENCHMARKS: readonly Benchmark[] = [
     missing: has('hyperfine') ? undefined : 'hyperfine is not installed',
     command: async (out) => ['bash', ['bin/bench/cold-start.sh', '--quick', '--out', out], { BENCH_PORT: String(await freePort()) }],
     keys: ['cores', 'node', 'date', 'runs', 'results', 'memory'],
+    // A row per scenario, then one per memory measure (after a first start, after a restart).
+    tables: [{ render: renderColdStartSection, rows: (report) => report.results.length + 2 }],
   },
   {
     name: 'load',
     command: async (out) => [process.execPath, ['bin/bench/load.mjs', '--quick', '--out', out]],
     keys: ['cores', 'node', 'date', 'seconds_per_run', 'runs_per_row', 'runs', 'ratios', 'ping', 'total_s'],
+    // A row per scenario and concurrency, then one per concurrency for the ratios.
+    tables: [{ render: renderLoadSection, rows: (report) => report.runs.length + report.ratios.length }],
   },
-  { name: 'hot-paths', command: async (out) => [TSX, ['bin/bench/hot-paths.ts', '--quick', '--out', out]], keys: ['seed', 'runs', 'import_500_ms_per_record', 'import_5000', 'get_guidance_p50_ms'] },
+  {
+    name: 'hot-paths',
+    command: async (out) => [TSX, ['bin/bench/hot-paths.ts', '--quick', '--out', out]],
+    keys: ['date', 'node', 'cores', 'seed', 'runs', 'import_500_ms_per_record', 'import_5000', 'get_guidance_p50_ms', 'load_average_1m'],
+    tables: [{ render: renderHotPaths, rows: () => 3 }],
+  },
   {
     name: 'search-baseline',
     command: async (out) => [TSX, ['bin/bench/search-baseline.ts', '--quick', '--baseline', '.', '--json', out, '--cache-dir', join(out, '..', 'eval-cache')]],
-    keys: ['baseline', 'questions', 'runs', 'summary'],
+    keys: ['date', 'node', 'cores', 'baseline', 'commit', 'baseline_commit', 'questions', 'runs', 'summary'],
+    // Two cache modes, each question new and then again.
+    tables: [{ render: renderSearchBaseline, rows: () => 4 }],
   },
   {
     name: 'verify',
     missing: has('openssl') ? undefined : 'openssl is not installed',
     command: async (out) => [TSX, ['bin/bench/verify.ts', '--quick', '--out', out]],
-    keys: ['sources', 'hosts', 'runs', 'median_seconds', 'checks_per_second'],
+    keys: ['date', 'node', 'cores', 'sources', 'hosts', 'runs', 'median_seconds', 'checks_per_second', 'verified'],
+    tables: [{ render: renderVerify, rows: () => 1 }],
   },
   {
     name: 'local-search',
     missing: existsSync(join(SCIFACT, 'corpus.jsonl')) ? undefined : 'the SciFact dataset is not at ../shared/eval/scifact',
     command: async (out) => [TSX, ['bin/bench/local-search.ts', '--quick', '--dataset', SCIFACT, '--cache-dir', join(out, '..', 'eval-cache'), '--out', out]],
-    keys: ['first_search', 'http'],
+    keys: ['date', 'node', 'cores', 'first_search', 'http'],
+    tables: [
+      // A row per restart and the medians' row.
+      { render: renderLocalSearchRestarts, rows: (report) => report.first_search.restarts + 1 },
+      // A row per kind of search (the quick run makes none over HTTP).
+      { render: renderLocalSearchHttp, rows: (report) => report.http[0]?.length ?? 0 },
+    ],
   },
   {
     name: 'collections',
     command: async (out) => [TSX, ['bin/bench/collections.ts', '--quick', '--out', out, '--cache-dir', join(out, '..', 'eval-cache')]],
-    keys: ['internal_records', 'questions', 'rounds', 'summary', 'guest_answers', 'dense_check', 'plans'],
+    keys: ['date', 'node', 'cores', 'internal_records', 'questions', 'rounds', 'runs', 'summary', 'guest_answers', 'dense_check', 'plans', 'each_run'],
+    // One row: the medians over runs, each run's ratio in it.
+    tables: [{ render: renderCollections, rows: () => 1 }],
   },
   {
     name: 'vector-plan',
     command: async (out) => [TSX, ['bin/bench/vector-plan.ts', '--quick', '--out', out]],
-    keys: ['date', 'node', 'passages_asked', 'queries', 'sizes'],
+    keys: ['date', 'node', 'cores', 'runs', 'passages_asked', 'queries', 'sizes'],
+    tables: [{ render: renderVectorPlan, rows: (report) => report.sizes.length }],
+  },
+  {
+    name: 'search-bundle',
+    command: async (out) => [TSX, ['bin/bench/search-bundle.ts', '--quick', '--out', out]],
+    keys: ['date', 'node', 'cores', 'runs', 'inline', 'split', 'load_average'],
+    tables: [{ render: renderSearchBundle, rows: () => 2 }],
+  },
+  {
+    name: 'cli-start',
+    command: async (out) => [process.execPath, ['bin/bench/cli-start.mjs', '--quick', '--out', out]],
+    keys: ['date', 'node', 'cores', 'command', 'runs', 'median_ms', 'load_average_1m'],
+    tables: [{ render: renderCliStart, rows: () => 1 }],
   },
   {
     name: 'keyword-scale',
     command: async (out) => [TSX, ['bin/bench/keyword-scale.ts', '--quick', '--out', out]],
     keys: ['date', 'node', 'cores', 'source', 'pool', 'rounds', 'sizes', 'summary'],
+    tables: [{ render: renderKeywordScaleSection, rows: (report) => report.sizes.length }],
   },
-  { name: 'search-bundle', command: async (out) => [TSX, ['bin/bench/search-bundle.ts', '--quick', '--out', out]], keys: ['node', 'runs', 'inline', 'split'] },
-  { name: 'cli-start', command: async (out) => [process.execPath, ['bin/bench/cli-start.mjs', '--quick', '--out', out]], keys: ['command', 'runs', 'median_ms'] },
 ];
 
 describe.concurrent('every benchmark runs in its quick mode', () => {
@@ -143,9 +201,14 @@ describe.concurrent('every benchmark runs in its quick mode', () => {
       const [command, args, env] = await bench.command(out);
       const run = await slot(() => runBenchmark(command, args, env));
       expect(run.code, run.stderr).toBe(0);
-      const report = JSON.parse(await readFile(out, 'utf8')) as Record<string, unknown>;
+      const report = JSON.parse(await readFile(out, 'utf8')) as Report;
       expect(Object.keys(report)).toEqual(expect.arrayContaining([...bench.keys]));
       expect(run.leftovers).toEqual([]);
+      for (const table of bench.tables ?? []) {
+        const shown = table.render(report);
+        expect(shown).toContain(String(report.date).slice(0, 10));
+        expect(tableRows(shown), shown).toBe(table.rows(report));
+      }
     }, 600_000);
   }
 });
@@ -155,6 +218,13 @@ describe('a benchmark that fails', () => {
     const run = await runBenchmark(process.execPath, ['bin/bench/load.mjs', '--seconds', 'soon']);
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('--seconds');
+    expect(run.leftovers).toEqual([]);
+  });
+
+  it('refuses --docs with --quick (a quick run measures nothing to record), before it creates anything', async () => {
+    const run = await runBenchmark(process.execPath, ['bin/bench/cli-start.mjs', '--quick', '--docs']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--docs');
     expect(run.leftovers).toEqual([]);
   });
 
