@@ -166,11 +166,23 @@ async function functionSource(sql: PgliteSql, name: string): Promise<string> {
 
 const shapeChanged = (name: string) => new Error(`the statement of ${name} (the collections overload) was not found: the schema changed its shape`);
 
-/** The keyword statement, as stored. */
-async function keywordStatement(sql: PgliteSql): Promise<string> {
-  const body = /\$q\$([\s\S]*?)\$q\$/.exec(await functionSource(sql, 'chatctx_keyword_search'))?.[1];
-  if (!body) throw shapeChanged('chatctx_keyword_search');
-  return body;
+/**
+ * The keyword statement the function runs for this question, as stored: 015 composes it
+ * from its parts, 012's (every record scored) unless the question's words have more than
+ * 2,000 postings among `collections` (the default of chatctx.keyword_prune_postings),
+ * then the pruned one.
+ */
+async function keywordStatement(sql: PgliteSql, question: string, collections: string): Promise<string> {
+  const src = await functionSource(sql, 'chatctx_keyword_search');
+  const part = (tag: string) => new RegExp(`\\$${tag}\\$([\\s\\S]*?)\\$${tag}\\$`).exec(src)?.[1];
+  const [head, every, pruned, tail] = ['h', 'e', 'p', 't'].map(part);
+  if (!head || !every || !pruned || !tail) throw shapeChanged('chatctx_keyword_search');
+  const [row] = await sql.query<{ postings: number }>(
+    `SELECT coalesce(sum(t.df), 0)::int AS postings FROM collection_term_stats t
+      WHERE t.lexeme IN (SELECT u.lexeme FROM unnest(to_tsvector('english', $1)) u) AND t.collection_id = ANY ($2::int[])`,
+    [question, collections],
+  );
+  return head + (row!.postings > 2000 ? pruned : every) + tail;
 }
 
 /** The nearest-passage statements, as stored: the exact one (up to 3,000 visible passages) and the one through the HNSW index. */
@@ -227,6 +239,8 @@ async function explain(sql: PgliteSql, statement: string, types: string, args: s
  */
 async function retrievalPlans(sql: PgliteSql, question: string, vector: string, collections: readonly number[]) {
   const set = literal(`{${collections.join(',')}}`);
+  // The question's lexemes, which 015's function stems once and passes to its statement.
+  const [stemmed] = await sql.query<{ lexemes: string }>(`SELECT ARRAY(SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', $1)) u)::text AS lexemes`, [question]);
   const nearest = await vectorStatements(sql);
   const denseArgs = `${literal(vector)}, ${PASSAGES}, NULL, ${POOL}, ${set}`;
   // The settings chatctx_vector_search makes for its statement.
@@ -234,7 +248,12 @@ async function retrievalPlans(sql: PgliteSql, question: string, vector: string, 
   return {
     dense_exact: await explain(sql, nearest.exact, 'vector, int, jsonb, int, int[]', denseArgs),
     dense_index: await explain(sql, nearest.index, 'vector, int, jsonb, int, int[]', denseArgs, { ...hnsw, enable_sort: 'off' }),
-    keyword: await explain(sql, await keywordStatement(sql), 'text, jsonb, jsonb, int, float8, float8, int[]', `${literal(question)}, '[]', NULL, ${POOL}, 0.9, 0.4, ${set}`),
+    keyword: await explain(
+      sql,
+      await keywordStatement(sql, question, `{${collections.join(',')}}`),
+      'text, jsonb, jsonb, int, float8, float8, int[], text[]',
+      `${literal(question)}, '[]', NULL, ${POOL}, 0.9, 0.4, ${set}, ${literal(stemmed!.lexemes)}`,
+    ),
   };
 }
 
