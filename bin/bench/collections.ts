@@ -169,7 +169,7 @@ const shapeChanged = (name: string) => new Error(`the statement of ${name} (the 
 /**
  * The keyword statement the function runs for this question, as stored: 015 composes it
  * from its parts, 012's (every record scored) unless the question's words have more than
- * 2,000 postings among `collections` (the default of chatctx.keyword_prune_postings),
+ * 8,000 postings among `collections` (the default of chatctx.keyword_prune_postings),
  * then the pruned one.
  */
 async function keywordStatement(sql: PgliteSql, question: string, collections: string): Promise<string> {
@@ -182,7 +182,7 @@ async function keywordStatement(sql: PgliteSql, question: string, collections: s
       WHERE t.lexeme IN (SELECT u.lexeme FROM unnest(to_tsvector('english', $1)) u) AND t.collection_id = ANY ($2::int[])`,
     [question, collections],
   );
-  return head + (row!.postings > 2000 ? pruned : every) + tail;
+  return head + (row!.postings > 8000 ? pruned : every) + tail;
 }
 
 /** The nearest-passage statements, as stored: the exact one (up to 3,000 visible passages) and the one through the HNSW index. */
