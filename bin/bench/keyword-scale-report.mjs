@@ -38,7 +38,9 @@ export function aggregateKeywordScale(run) {
   return { ...run, rounds: run.sizes[0]?.rounds.length ?? 0, summary: { sizes, growth } };
 }
 
-const loads = (values) => (Math.min(...values) === Math.max(...values) ? `${values[0]}` : `${Math.min(...values)}–${Math.max(...values)}`);
+const ms = (value) => value.toFixed(1);
+const times = (value) => `${value.toFixed(2)}×`;
+const loads = (values) => (Math.min(...values) === Math.max(...values) ? values[0].toFixed(2) : `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`);
 
 /** The markdown of docs/testing.md's keyword-scale section. */
 export function renderKeywordScaleSection(report) {
@@ -50,9 +52,9 @@ export function renderKeywordScaleSection(report) {
     '|---|---|---|---|---|---|---|---|---|---|',
     ...sizes.map(
       (s) =>
-        `| ${s.records.toLocaleString('en-US')} | ${s.postings_per_question.toLocaleString('en-US')} | ${s.before_p50_ms} | ${s.before_p95_ms} | ${s.after_p50_ms} | ${s.after_p95_ms} | **${s.after_over_before}×** (${s.each_round.join(', ')}) | ${s.same_answers} of ${s.answers} | ${s.candidates_before.toLocaleString('en-US')} / ${s.candidates_after.toLocaleString('en-US')} | ${loads(s.load_average_1m)} |`,
+        `| ${s.records.toLocaleString('en-US')} | ${s.postings_per_question.toLocaleString('en-US')} | ${ms(s.before_p50_ms)} | ${ms(s.before_p95_ms)} | ${ms(s.after_p50_ms)} | ${ms(s.after_p95_ms)} | **${times(s.after_over_before)}** (${s.each_round.map((r) => r.toFixed(2)).join(', ')}) | ${s.same_answers} of ${s.answers} | ${s.candidates_before.toLocaleString('en-US')} / ${s.candidates_after.toLocaleString('en-US')} | ${loads(s.load_average_1m)} |`,
     ),
     '',
-    ...growth.map((g) => `From ${g.from.toLocaleString('en-US')} to ${g.to.toLocaleString('en-US')} records the p50 grows ${g.before}× with 012's statement and ${g.after}× with 015's.`),
+    ...growth.map((g) => `From ${g.from.toLocaleString('en-US')} to ${g.to.toLocaleString('en-US')} records the p50 grows ${times(g.before)} with 012's statement and ${times(g.after)} with 015's.`),
   ].join('\n');
 }
