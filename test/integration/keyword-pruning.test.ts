@@ -92,10 +92,13 @@ describe('keyword search with the commonest words pruned (migration 015)', () =>
     expect(counted).toBe(every!.n);
   });
 
-  it('ignores a setting that is not a whole number', async () => {
-    const question = 'keep keyboard focus visible';
+  it('ignores a setting that is not a whole number: the default holds, and it does not prune a small store', async () => {
+    const question = 'retry failed fetch calls with exponential backoff and jitter';
     const odd = await keywordSearch(question, null, 5, 'lots');
     const unset = await keywordSearch(question, null, 5, '');
+    const forced = await keywordSearch(question, null, 5, '0');
     expect(odd).toEqual(unset);
+    // Forced pruning counts fewer candidates here, so an odd value read as 0 would show.
+    expect(forced.terms.detail.candidates).toBeLessThan(odd.terms.detail.candidates!);
   });
 });
