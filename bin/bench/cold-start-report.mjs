@@ -12,9 +12,10 @@ import { median, replaceSection } from './load-report.mjs';
 const MIB = 1024;
 
 /** The server's resident and peak memory in MiB (Linux /proc), once it has said `embeddings_current` and settled. */
-function serveAndMeasure(cli, dataDir, port) {
+function serveAndMeasure(serveScript, dataDir, port) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, 'serve'], { env: { ...process.env, CHATCTX_DATA_DIR: dataDir, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // `sh` execs the server in its place (bin/serve.sh), so the pid is the server's.
+    const child = spawn('sh', [serveScript], { env: { ...process.env, CHATCTX_DATA_DIR: dataDir, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
     const look = (chunk) => {
@@ -43,13 +44,13 @@ function serveAndMeasure(cli, dataDir, port) {
 }
 
 /** `rounds` first starts, each followed by a restart of its data directory: resident memory of each. */
-export async function measureMemory(cli, dir, port, rounds) {
+export async function measureMemory(serveScript, dir, port, rounds) {
   const first = [];
   const restart = [];
   for (let round = 0; round < rounds; round++) {
     const dataDir = `${dir}/memory-${round}`;
-    first.push(await serveAndMeasure(cli, dataDir, port));
-    restart.push(await serveAndMeasure(cli, dataDir, port));
+    first.push(await serveAndMeasure(serveScript, dataDir, port));
+    restart.push(await serveAndMeasure(serveScript, dataDir, port));
     rmSync(dataDir, { recursive: true, force: true });
   }
   const pick = (list, field) => median(list.map((m) => m[field]));

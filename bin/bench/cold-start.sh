@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cold start of the local server, measured with hyperfine: the time from launching
-# `chatctx serve` until the MCP endpoint answers a ping (MCP requests wait until the
+# `chatctx serve` as `npm start` does (bin/serve.sh) until the MCP endpoint answers a ping (MCP requests wait until the
 # server is ready; its documentation pages do not, so they would time the bound port),
 # then stop.
 #   first start: empty data directory (migrations + starter corpus import)
@@ -43,7 +43,7 @@ trap 'rm -rf "$dir"' EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$(dirname "$out")"
 
-start_and_wait="CHATCTX_DATA_DIR=$dir/data PORT=$port node bin/chatctx.js serve >/dev/null 2>&1 & pid=\$!; \
+start_and_wait="CHATCTX_DATA_DIR=$dir/data PORT=$port sh bin/serve.sh >/dev/null 2>&1 & pid=\$!; \
 until curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
   -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}' http://127.0.0.1:$port/mcp; do sleep 0.02; done; kill \$pid; wait \$pid || true"
 
@@ -68,7 +68,7 @@ const report = {
   cores: cpus().length, node: process.version, date: new Date().toISOString(), quick: quick === "1",
   runs: rows[0].times.length, load_average_1m: Number(load),
   results: rows.map((r) => ({ scenario: r.command, median_s: r.median, mean_s: r.mean, min_s: r.min, max_s: r.max })),
-  memory: await measureMemory("bin/chatctx.js", dir, Number(port), Number(rounds)),
+  memory: await measureMemory("bin/serve.sh", dir, Number(port), Number(rounds)),
 };
 writeFileSync(file, JSON.stringify(report, null, 2) + "\n");
 if (docs === "1") recordInDocs(process.cwd(), report);

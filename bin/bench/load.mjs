@@ -36,6 +36,7 @@ import { aggregateRatios, aggregateRows, median, percentile, renderLoadSection, 
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'chatctx.js');
+const SERVE_SCRIPT = join(ROOT, 'bin', 'serve.sh');
 
 /** The options; an unknown option or a bad number throws before anything is created. */
 function readOptions() {
@@ -102,7 +103,8 @@ function countSearches(chunk) {
 
 /** The server, once it answers and its records are embedded. */
 function serve() {
-  const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, 'serve', '--port', '0'], { cwd: ROOT, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // As `npm start` runs it (bin/serve.sh), which execs the server in its place.
+  const child = spawn('sh', [SERVE_SCRIPT, '--port', '0'], { cwd: ROOT, env: { ...options.env, CHATCTX_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
   server = child;
   let out = '';
   const take = (d) => {

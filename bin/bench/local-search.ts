@@ -41,6 +41,7 @@ import { machine, recordInDocs, renderLocalSearchHttp, renderLocalSearchRestarts
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'chatctx.js');
+const SERVE_SCRIPT = join(ROOT, 'bin', 'serve.sh');
 
 const opts = new Command('bench-local-search')
   .requiredOption('--dataset <dir>', 'BEIR folder (corpus.jsonl, queries.jsonl)')
@@ -111,7 +112,8 @@ interface Served {
 /** `chatctx serve` on the data directory, once it prints its URL (it is ready then). */
 function serve(dataDir: string, waitForEmbeddings = false): Promise<Served> {
   const started = performance.now();
-  const child = spawn(process.execPath, [CLI, '--data-dir', dataDir, 'serve', '--port', '0'], { cwd: ROOT, env: CHILD_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  // As `npm start` runs it (bin/serve.sh), which execs the server in its place.
+  const child = spawn('sh', [SERVE_SCRIPT, '--port', '0'], { cwd: ROOT, env: { ...CHILD_ENV, CHATCTX_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolvePromise, reject) => {
     child.once('exit', (code) => reject(new Error(`server exited ${code}:\n${out}`)));

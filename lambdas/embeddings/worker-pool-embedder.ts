@@ -30,6 +30,7 @@ import type { Embedder } from '../ports/embedder.ts';
 import { USE_LITE_BATCH_SIZE, USE_LITE_DIMENSIONS, UseLiteEmbedder } from './use-lite-embedder.ts';
 import { assertEmbeddableTexts } from './embeddable-text.ts';
 import { positiveInteger } from '../errors/argument-checks.ts';
+import { ENCODER_WORKER_URL, takeEncoderThread } from './encoder-head-start.ts';
 
 type Reply = { id: number; vectors?: Float32Array[]; error?: string };
 
@@ -160,7 +161,8 @@ export class WorkerPoolEmbedder implements Embedder {
   }
 
   private spawn(index: number): Slot {
-    const worker = new Worker(new URL('./use-lite-worker.mjs', import.meta.url));
+    // The first thread may have been started ahead, with its model loading already (encoder-head-start.ts).
+    const worker = takeEncoderThread() ?? new Worker(ENCODER_WORKER_URL);
     const slot: Slot = { worker };
     const fail = (error: Error) => {
       if (this.slots[index] === slot) this.slots[index] = undefined;

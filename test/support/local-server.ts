@@ -12,6 +12,8 @@ import { dataDirTemplatePath } from './prepared.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = join(REPO_ROOT, 'bin', 'chatctx.js');
+/** What `npm start` runs. */
+export const SERVE_SCRIPT = join(REPO_ROOT, 'bin', 'serve.sh');
 
 export interface TestServer {
   readonly url: string;
@@ -74,7 +76,8 @@ export async function startPreparedServer(env: Record<string, string> = {}): Pro
 
 /** Starts the server on `dir`; `owned` means `stop()` removes the directory. */
 async function launch(env: Record<string, string>, dir: string, owned: boolean): Promise<TestServer> {
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve'], {
+  // As `npm start` runs it: the script execs `chatctx serve`, so `child` is the server itself.
+  const child: ChildProcess = spawn('sh', [SERVE_SCRIPT], {
     cwd: REPO_ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', CHATCTX_DATA_DIR: dir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
