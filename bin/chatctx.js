@@ -14,17 +14,17 @@ if (!folder) {
     folder = undefined;
   }
 }
-// `serve` starts the encoder's thread before loading the rest, so that its model loads
-// on another core while this one loads the server (lambdas/embeddings/encoder-head-start.ts).
+// `serve` starts the store's and the encoder's threads before loading the rest, so that
+// their work begins on another core while this one loads the server (lambdas/local/serve-head-start.ts).
 // The command is the first argument that is neither an option nor the value of one.
 const args = process.argv.slice(2);
 const serving = args.find((arg, i) => !arg.startsWith('-') && !['--data-dir', '--remote'].includes(args[i - 1])) === 'serve';
 if (folder) {
-  if (serving) (await import(pathToFileURL(`${folder}/lambdas/embeddings/encoder-head-start.js`).href)).startEncoderThread();
+  if (serving) (await import(pathToFileURL(`${folder}/lambdas/local/serve-head-start.js`).href)).startServeThreads();
   await import(pathToFileURL(`${folder}/bin/chatctx.js`).href);
 } else {
   const { register } = await import('tsx/esm/api');
   register();
-  if (serving) (await import('../lambdas/embeddings/encoder-head-start.ts')).startEncoderThread();
+  if (serving) (await import('../lambdas/local/serve-head-start.ts')).startServeThreads();
   await import('./chatctx.ts');
 }

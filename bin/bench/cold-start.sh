@@ -68,7 +68,7 @@ const report = {
   cores: cpus().length, node: process.version, date: new Date().toISOString(), quick: quick === "1",
   runs: rows[0].times.length, load_average_1m: Number(load),
   results: rows.map((r) => ({ scenario: r.command, median_s: r.median, mean_s: r.mean, min_s: r.min, max_s: r.max })),
-  memory: await measureMemory("bin/serve.sh", dir, Number(port), Number(rounds)),
+  memory: await measureMemory("bin/serve.sh", dir, Number(port), Number(rounds), quick === "1" ? 3 : undefined),
 };
 writeFileSync(file, JSON.stringify(report, null, 2) + "\n");
 if (docs === "1") recordInDocs(process.cwd(), report);

@@ -42,6 +42,7 @@ import { createOAuthRoutes } from '../oauth/oauth-routes.ts';
 import { utcDay } from '../quota/quota-clock.ts';
 import { createEmbedder } from '../embeddings/embedder-factory.ts';
 import { dropEncoderThread } from '../embeddings/encoder-head-start.ts';
+import { dropStoreThread } from '../storage/pglite-thread-sql.ts';
 import { embedRecords, recordsToEmbed } from '../embeddings/record-embeddings.ts';
 import { errorKind } from '../observability/logger.ts';
 import { createSiteHandler } from '../site/site-handler.ts';
@@ -101,8 +102,8 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     // The bundled encoder loads on its own threads while the store opens (warm-up.ts).
     const embedder = await createEmbedder({ provider: config.embeddings, bedrockModelId: config.bedrockModelId });
     if (embedder?.close) stops.push(() => embedder.close!());
-    // A thread `chatctx serve` started ahead for the bundled encoder, when another provider answers (or on close).
-    stops.push(dropEncoderThread);
+    // Threads `chatctx serve` started ahead and nobody took: the encoder's when another provider answers (or on close).
+    stops.push(dropEncoderThread, dropStoreThread);
     if (embedder?.provider !== 'use-lite') await dropEncoderThread();
     const encoderWarm = warmEncoder(embedder);
     // Parsing the tokenizer's tables holds this thread for a few hundred milliseconds:
@@ -114,9 +115,12 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     stops.push(() => events.close());
     await housekeeping(store);
     // PGlite creates its files 0666 whatever the umask; the 0700 directory already shuts others out.
-    await makePrivate(lock.dataDir);
+    // The files' modes change (on the thread pool) while the warm-up runs, and before the server answers.
+    const privacy = makePrivate(lock.dataDir);
+    privacy.catch(() => undefined); // its failure is thrown below, by the await, not reported as unhandled meanwhile
     // Ready means warm: the first search is not the one that loads the encoder and the search tables.
     await warmUp(store, embedder, encoderWarm, logger);
+    await privacy;
     // Read at start so an owner sees which relevance profile answers, and whether this store calibrated it.
     logger.info('relevance_profile', await activeProfile(store.sql, embedder));
     ready(await answering(store, embedder, events, config, logger, { token: admin.token, origin: new URL(admin.url).origin, mcpUrl: mcp.url }, options.oauthFetcher));

@@ -29,7 +29,14 @@ const WEIGHT_SQL = `CASE w WHEN 'A' THEN ${FIELD_WEIGHTS.A} WHEN 'B' THEN ${FIEL
 /** `$1` as an array of record ids, which the record_id and primary key indexes are probed with. */
 const IDS = uuidSet(1);
 
-export async function reindexRecords(tx: Sql, recordIds: readonly string[]): Promise<void> {
+/**
+ * Reindexes `recordIds`. Their collections' phrasing masses are recomputed at once,
+ * unless `laterMasses` is given: the collections go into it, and the caller calls
+ * `refreshPhraseMasses` with it before its transaction ends. An import does that once
+ * for all its chunks: each refresh reads every phrasing of a collection, so one per
+ * chunk of a 20,000-record import made its cost grow with the square of its size.
+ */
+export async function reindexRecords(tx: Sql, recordIds: readonly string[], laterMasses?: Set<number>): Promise<void> {
   if (recordIds.length === 0) return;
   const ids = JSON.stringify(recordIds);
   // Take the records out of their collections' statistics (nothing happens for one that was not
@@ -80,6 +87,13 @@ export async function reindexRecords(tx: Sql, recordIds: readonly string[]): Pro
   // n and df moved in those collections, so every phrasing's IDF mass there did: recomputed for
   // each of their records (one statement; thousands of records take a moment, and this is owner
   // work, not a search). A collection untouched keeps its masses.
-  const touched = [...new Set([...(out?.collections ?? []), ...(back?.collections ?? [])])];
-  if (touched.length > 0) await tx.query('SELECT chatctx_refresh_phrase_masses(ARRAY(SELECT jsonb_array_elements_text($1::jsonb)::int))', [JSON.stringify(touched)]);
+  const touched = new Set([...(out?.collections ?? []), ...(back?.collections ?? [])]);
+  if (laterMasses) touched.forEach((collection) => laterMasses.add(collection));
+  else await refreshPhraseMasses(tx, touched);
+}
+
+/** Recomputes the phrasing masses of every approved record in `collections` (schema/012_collections.sql). */
+export async function refreshPhraseMasses(tx: Sql, collections: ReadonlySet<number>): Promise<void> {
+  if (collections.size === 0) return;
+  await tx.query('SELECT chatctx_refresh_phrase_masses(ARRAY(SELECT jsonb_array_elements_text($1::jsonb)::int))', [JSON.stringify([...collections])]);
 }

@@ -21,7 +21,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Sql } from '../ports/sql.ts';
 import { ConflictError } from '../errors/app-error.ts';
 import type { RecordFile, RecordStatus } from './record-schema.ts';
-import { reindexRecords } from './bm25-index.ts';
+import { refreshPhraseMasses, reindexRecords } from './bm25-index.ts';
 import { canonicalTechnology } from './technology-vocabulary.ts';
 import { textFieldSet, textSet, uuidFieldSet, uuidSet } from './record-identifiers.ts';
 import { PUBLIC_COLLECTION, collectionIds } from './collections.ts';
@@ -64,6 +64,17 @@ export interface ImportOptions {
 
 /** Records per set of statements: bounded statements, and bounded parameters for the Data API. */
 const CHUNK = 100;
+
+/**
+ * Records after which a long import refreshes the planner's statistics, then again
+ * each time the count doubles (1,000, 2,000, 4,000…). The import's statements are
+ * planned with the statistics its tables had when it began: into an empty store every
+ * lookup was planned for empty tables, and one import of 20,000 records had not
+ * finished after 26 minutes. ANALYZE inside the transaction counts the rows it has
+ * written so far (and nothing outside it sees them until it commits). Doubling keeps
+ * the refreshes to a handful however large the import.
+ */
+const ANALYZE_FIRST_AFTER = 1000;
 
 /** Hash of the fields a reader sees; review metadata (status, dates, what it supersedes) is excluded. */
 export function contentHash(record: RecordFile): string {
@@ -111,11 +122,19 @@ export async function importRecords(sql: Sql, records: readonly RecordFile[], op
     const fallback = options.collection ?? PUBLIC_COLLECTION;
     const ids = await collectionIds(tx, [fallback, ...records.flatMap((r) => (r.collection ? [r.collection] : []))]);
     const target = (record: RecordFile) => ({ id: ids.get(record.collection ?? fallback)!, named: record.collection ?? options.collection });
+    let analyzeAt = ANALYZE_FIRST_AFTER;
+    // Collections whose phrasing masses the import changed: recomputed once, at its end (bm25-index.ts).
+    const masses = new Set<number>();
     for (let start = 0; start < records.length; start += CHUNK) {
       const plans = await planChunk(tx, records.slice(start, start + CHUNK), options.approve, target);
-      await applyChunk(tx, plans, options);
+      await applyChunk(tx, plans, options, masses);
       for (const plan of plans) tally(summary, plan);
+      if (start + CHUNK >= analyzeAt && start + CHUNK < records.length) {
+        await tx.query('ANALYZE');
+        analyzeAt *= 2;
+      }
     }
+    await refreshPhraseMasses(tx, masses);
   });
   return summary;
 }
@@ -199,7 +218,7 @@ function recordRow(plan: Plan): Record<string, unknown> {
   };
 }
 
-async function applyChunk(tx: Sql, plans: readonly Plan[], options: ImportOptions): Promise<void> {
+async function applyChunk(tx: Sql, plans: readonly Plan[], options: ImportOptions, masses: Set<number>): Promise<void> {
   const of = (action: Plan['action']) => plans.filter((p) => p.action === action);
   const inserts = of('insert');
   const rewrites = of('rewrite');
@@ -225,8 +244,8 @@ async function applyChunk(tx: Sql, plans: readonly Plan[], options: ImportOption
   const approved = changed.filter((p) => p.status === 'approved');
   await snapshot(tx, approved.map((p) => p.id), options.approval, approved.map((p) => p.record.slug));
   await dropRevisions(tx, approved.map((p) => p.id));
-  await reindexRecords(tx, changed.map((p) => p.id));
-  await retireSuperseded(tx, approved.filter((p) => p.record.supersedes.length > 0));
+  await reindexRecords(tx, changed.map((p) => p.id), masses);
+  await retireSuperseded(tx, approved.filter((p) => p.record.supersedes.length > 0), masses);
 }
 
 /**
@@ -307,7 +326,7 @@ async function dropRevisions(tx: Sql, ids: readonly string[]): Promise<void> {
 }
 
 /** Deprecates the approved records a newly approved one supersedes, naming it as their successor. */
-async function retireSuperseded(tx: Sql, successors: readonly Plan[]): Promise<void> {
+async function retireSuperseded(tx: Sql, successors: readonly Plan[], masses: Set<number>): Promise<void> {
   if (successors.length === 0) return;
   const pairs = successors.flatMap((p) => p.record.supersedes.map((slug) => ({ slug, successor: p.id, reason: `superseded by ${p.record.slug}` })));
   const retired = await tx.query<{ id: string }>(
@@ -317,7 +336,7 @@ async function retireSuperseded(tx: Sql, successors: readonly Plan[]): Promise<v
       RETURNING r.id::text AS id`,
     [JSON.stringify(pairs)],
   );
-  await reindexRecords(tx, retired.map((r) => r.id));
+  await reindexRecords(tx, retired.map((r) => r.id), masses);
 }
 
 /** The records' applicability (canonical technology names) and sources, in file order. */

@@ -12,8 +12,18 @@
 import { Worker } from 'node:worker_threads';
 import type { QueryOptions, Sql, SqlParam } from '../ports/sql.ts';
 import { DatabaseError } from './database-error.ts';
+import { SpareThread } from '../threads/spare-thread.ts';
 import type { ThreadReply, ThreadRequest } from './pglite-thread.ts';
 import type { StoreMemory } from './pglite-sql.ts';
+
+export const STORE_WORKER_URL = new URL('./pglite-thread.mjs', import.meta.url);
+
+/** The store's thread, started ahead by `chatctx serve` so that PGlite's modules load beside the server's (`SpareThread`). */
+const storeThread = new SpareThread(STORE_WORKER_URL);
+/** Starts the store's thread now; the next `PgliteThreadSql.open` takes it. */
+export const startStoreThread = (): void => storeThread.start();
+/** Stops a store thread that nobody took. */
+export const dropStoreThread = (): Promise<void> => storeThread.drop();
 
 type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
@@ -41,7 +51,10 @@ export class PgliteThreadSql implements Sql {
 
   /** Starts the thread and opens (or creates) the store; `dataDir` undefined means in-memory. */
   static async open(dataDir?: string, memory: StoreMemory = {}): Promise<PgliteThreadSql> {
-    const sql = new PgliteThreadSql(new Worker(new URL('./pglite-thread.mjs', import.meta.url)));
+    // A thread started ahead is unreferenced while it waits; an open store keeps the process alive, as a new thread would.
+    const spare = storeThread.take();
+    spare?.ref();
+    const sql = new PgliteThreadSql(spare ?? new Worker(STORE_WORKER_URL));
     try {
       await sql.send({ type: 'open', dataDir, memory });
     } catch (error) {

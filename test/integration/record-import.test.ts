@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryStore, type MemoryStore } from '../support/store.ts';
 import { importRecords } from '../../lambdas/records/record-import.ts';
+import { refreshPhraseMasses } from '../../lambdas/records/bm25-index.ts';
 import { validateRecords } from '../../lambdas/records/record-files.ts';
 import { migrate } from '../../lambdas/storage/migrations.ts';
 
@@ -74,6 +75,35 @@ describe('records import', () => {
     await expect(importRecords(store.sql, records, { approve: true })).rejects.toThrow(/another id/);
     expect(await store.sql.query("SELECT slug FROM records WHERE slug = 'brand-new-record'")).toEqual([]);
   });
+});
+
+describe('a large import', () => {
+  it('refreshes the planner\'s statistics as it grows and the phrasing masses once at its end', async () => {
+    // Prepare: a store of its own, migrated and empty; statistics as a new store has them.
+    const fresh = await memoryStore({ starterCorpus: false });
+    try {
+      await fresh.sql.query('ANALYZE');
+      const slugs = Array.from({ length: 1_100 }, (_, i) => `generated-pool-record-${i}`);
+      const records = await validateRecords(slugs.map((slug, i) => ({ ...base, slug, title: `${base.title} ${i}` })), (i) => `record ${i}`);
+
+      // Act
+      const summary = await importRecords(fresh.sql, records, { approve: true });
+
+      // Assess: the planner's row count for records saw the import's first thousand (no ANALYZE ran after it).
+      expect(summary.created).toBe(1_100);
+      const [stats] = await fresh.sql.query<{ reltuples: number }>("SELECT reltuples::float8 AS reltuples FROM pg_class WHERE relname = 'records'");
+      expect(Number(stats!.reltuples)).toBeGreaterThanOrEqual(1_000);
+      // The phrasing masses, computed once at the import's end, are what a fresh computation gives.
+      const masses = () => fresh.sql.query("SELECT record_id::text, phrase, mass::text FROM record_phrase_mass ORDER BY 1, 2");
+      const afterImport = await masses();
+      expect(afterImport.length).toBeGreaterThanOrEqual(1_100);
+      const collections = await fresh.sql.query<{ id: number }>('SELECT DISTINCT collection_id AS id FROM records');
+      await fresh.sql.transaction((tx) => refreshPhraseMasses(tx, new Set(collections.map((c) => Number(c.id)))));
+      expect(await masses()).toEqual(afterImport);
+    } finally {
+      await fresh.sql.close();
+    }
+  }, 300_000);
 });
 
 describe('migrations', () => {
