@@ -43,17 +43,26 @@ trap 'rm -rf "$dir"' EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$(dirname "$out")"
 
-start_and_wait="CHATCTX_DATA_DIR=$dir/data PORT=$port sh bin/serve.sh >/dev/null 2>&1 & pid=\$!; \
+# Timed: launch until the MCP endpoint answers. The server is left running and stopped
+# untimed (hyperfine's --prepare before the next run, and once after the last), so that
+# its shutdown is not counted as part of its start.
+pidfile="$dir/server.pid"
+start_and_wait="CHATCTX_DATA_DIR=$dir/data PORT=$port sh bin/serve.sh >/dev/null 2>&1 & echo \$! > $pidfile; \
 until curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-  -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}' http://127.0.0.1:$port/mcp; do sleep 0.02; done; kill \$pid; wait \$pid || true"
+  -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}' http://127.0.0.1:$port/mcp; do sleep 0.02; done"
+stop_server="if [ -f $pidfile ]; then pid=\$(cat $pidfile); kill \$pid 2>/dev/null; while kill -0 \$pid 2>/dev/null; do sleep 0.05; done; rm -f $pidfile; fi"
+# A server still running when the script ends (an error, an interrupt) is stopped before its directory goes.
+trap 'bash -c "$stop_server"; rm -rf "$dir"' EXIT
 
 hyperfine --runs "$runs" --shell bash \
-  --prepare "rm -rf $dir/data" -n 'first start (empty data dir)' "$start_and_wait" \
+  --prepare "$stop_server; rm -rf $dir/data" -n 'first start (empty data dir)' "$start_and_wait" \
   --export-json "$dir/first.json"
+bash -c "$stop_server"
 # Seed the data directory once, then time restarts on it.
 bash -c "$start_and_wait"
-hyperfine --runs "$runs" --shell bash -n 'restart (existing data dir)' "$start_and_wait" \
+hyperfine --runs "$runs" --shell bash --prepare "$stop_server" -n 'restart (existing data dir)' "$start_and_wait" \
   --export-json "$dir/restart.json"
+bash -c "$stop_server"
 
 node --input-type=module - "$dir/first.json" "$dir/restart.json" "$out" "$dir" "$port" "$memory_rounds" "$docs" "$load_at_start" "$quick" <<'EOF'
 import { readFileSync, writeFileSync } from "node:fs";

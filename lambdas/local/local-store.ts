@@ -14,7 +14,7 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Sql } from '../ports/sql.ts';
-import { PgliteSql, type StoreMemory } from '../storage/pglite-sql.ts';
+import type { StoreMemory } from '../storage/pglite-sql.ts';
 import { PgliteThreadSql } from '../storage/pglite-thread-sql.ts';
 import { migrate } from '../storage/migrations.ts';
 import { FileSecrets } from '../secrets/file-secrets.ts';
@@ -65,7 +65,10 @@ export async function openLocalStore(lock: DataDirLock, options: OpenOptions = {
     () => false,
   );
   try {
-    sql = options.thread ? await PgliteThreadSql.open(storePath(dataDir), options.memory) : await PgliteSql.open(storePath(dataDir), options.memory);
+    // PGlite itself is loaded only where it runs: a server's store runs on its own thread, so this one never loads it.
+    sql = options.thread
+      ? await PgliteThreadSql.open(storePath(dataDir), options.memory)
+      : await (await import('../storage/pglite-sql.ts')).PgliteSql.open(storePath(dataDir), options.memory);
     await migrate(sql);
     await fillExcerptHashes(sql);
   } catch (error) {
