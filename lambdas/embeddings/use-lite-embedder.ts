@@ -51,7 +51,7 @@ async function loadBundledModel(): Promise<UseLiteModel> {
  * weights as one 27 MB buffer, after copying the weights into the backend's own
  * memory; only saving the model reads that buffer again, which nothing here does.
  * Letting it go takes about 26 MiB off every encoder thread once collected (measured:
- * the embeddings are the same to the last bit, `test/unit/use-lite-embedder.test.ts`).
+ * the embeddings are the same to the last bit, `test/integration/use-lite-embedder.test.ts`).
  */
 export function releaseWeightCopy<Model extends UseLiteModel>(model: Model): Model {
   const artifacts = (model as { model?: { artifacts?: { weightData?: unknown } } }).model?.artifacts;

@@ -12,23 +12,28 @@
 import { Worker } from 'node:worker_threads';
 
 export class SpareThread {
-  private waiting: { worker: Worker; failed: boolean } | undefined;
+  private spare: { worker: Worker; failed: boolean } | undefined;
 
   constructor(private readonly entry: URL) {}
 
   /** Starts the thread now, unless one is already waiting. */
   start(): void {
-    if (this.waiting) return;
+    if (this.spare) return;
     const started = { worker: new Worker(this.entry), failed: false };
     const failed = () => (started.failed = true);
     started.worker.on('error', failed).on('exit', failed).unref();
-    this.waiting = started;
+    this.spare = started;
+  }
+
+  /** Whether a thread is waiting and still running (what `take` would hand out). */
+  get waiting(): boolean {
+    return this.spare !== undefined && !this.spare.failed;
   }
 
   /** The waiting thread, if one is still running; the caller attaches its own listeners (and refs it if it must keep the process alive). */
   take(): Worker | undefined {
-    const taken = this.waiting;
-    this.waiting = undefined;
+    const taken = this.spare;
+    this.spare = undefined;
     if (!taken || taken.failed) return undefined;
     taken.worker.removeAllListeners('error').removeAllListeners('exit');
     return taken.worker;

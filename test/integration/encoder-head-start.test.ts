@@ -33,13 +33,6 @@ describe('the encoder thread started ahead', () => {
     vectors.forEach((vector, i) => expect(Array.from(vector)).toEqual(Array.from(expected[i]!)));
   }, 120_000);
 
-  it('is started once however often it is asked for', () => {
-    startEncoderThread();
-    startEncoderThread();
-    expect(takeEncoderThread()).toBeDefined();
-    expect(takeEncoderThread()).toBeUndefined();
-  });
-
   it('stops when nobody takes it, and the next pool starts a thread of its own', async () => {
     // Prepare: a thread waits, then the server chooses to stop it (another provider answers).
     startEncoderThread();

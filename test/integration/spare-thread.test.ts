@@ -4,7 +4,7 @@
  * and the encoder's this way (lambdas/local/serve-head-start.ts), and opening the store
  * and embedding then use them.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Worker } from 'node:worker_threads';
 import { SpareThread } from '../../lambdas/threads/spare-thread.ts';
 import { startServeThreads } from '../../lambdas/local/serve-head-start.ts';
@@ -41,9 +41,11 @@ describe('a spare thread', () => {
   it('is not handed out once it has ended; the caller starts its own', async () => {
     const spare = new SpareThread(QUITTER);
     spare.start();
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(spare.waiting).toBe(true);
+    // However long the thread takes to start and end on a busy machine.
+    await vi.waitFor(() => expect(spare.waiting).toBe(false), { timeout: 60_000, interval: 20 });
     expect(spare.take()).toBeUndefined();
-  });
+  }, 90_000);
 
   it('is stopped by drop when nobody takes it, and a new one can wait after', async () => {
     const spare = new SpareThread(ECHO);
