@@ -119,10 +119,11 @@ describe('feedback.review and feedback.list', () => {
     const first = await storeFeedback(store.sql, { category: 'helpful', source: 'search_knowledge' }, { scope: GUEST_SCOPE });
     const second = await storeFeedback(store.sql, { category: 'outdated', source: 'get_guidance', comment: 'old' }, { scope: GUEST_SCOPE });
     const list = (reviewed?: boolean) => run<FeedbackRow[]>({ op: 'feedback.list', ...(reviewed === undefined ? {} : { reviewed }) });
-    expect((await list()).map((f) => [f.id, f.reviewed_at])).toEqual([
-      [second.id, null],
-      [first.id, null],
-    ]);
+    // Newest first; two stored within the same clock tick (PGlite's clock is coarse) may come in either order.
+    const all = await list();
+    expect(all.map((f) => f.reviewed_at)).toEqual([null, null]);
+    expect(all.map((f) => f.id).sort()).toEqual([first.id, second.id].sort());
+    expect(Date.parse(all[0]!.created_at)).toBeGreaterThanOrEqual(Date.parse(all[1]!.created_at));
     expect(await run({ op: 'feedback.review', ids: [first.id] })).toEqual({ reviewed: 1, already_reviewed: 0 });
     const [marked] = await list(true);
     expect(marked).toMatchObject({ id: first.id, category: 'helpful', reviewed_at: expect.any(String) });
