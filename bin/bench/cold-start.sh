@@ -47,9 +47,13 @@ mkdir -p "$(dirname "$out")"
 # untimed (hyperfine's --prepare before the next run, and once after the last), so that
 # its shutdown is not counted as part of its start.
 pidfile="$dir/server.pid"
-start_and_wait="CHATCTX_DATA_DIR=$dir/data PORT=$port sh bin/serve.sh >/dev/null 2>&1 & echo \$! > $pidfile; \
+# The command that launches a server (its output to $1) and waits until it answers.
+launch_and_wait() {
+  echo "CHATCTX_DATA_DIR=$dir/data PORT=$port sh bin/serve.sh >$1 2>&1 & echo \$! > $pidfile; \
 until curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
   -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}' http://127.0.0.1:$port/mcp; do sleep 0.02; done"
+}
+start_and_wait="$(launch_and_wait /dev/null)"
 stop_server="if [ -f $pidfile ]; then pid=\$(cat $pidfile); kill \$pid 2>/dev/null; while kill -0 \$pid 2>/dev/null; do sleep 0.05; done; rm -f $pidfile; fi"
 # A server still running when the script ends (an error, an interrupt) is stopped before its directory goes.
 trap 'bash -c "$stop_server"; rm -rf "$dir"' EXIT
@@ -62,14 +66,14 @@ bash -c "$stop_server"
 # background work is done (the starter corpus embedded, the statistics refreshed), as a first
 # start a user leaves running does: stopped as soon as it answered, it left that work to the
 # first timed restart (about 0.3 s of ANALYZE on its critical path, and the embedding beside it).
-bash -c "${start_and_wait/>\/dev\/null/>$dir/seed.log}"
+bash -c "$(launch_and_wait "$dir/seed.log")"
 done_event='"event":"\(embeddings_current\|embedding_failed\)"'
 # Without an encoder there is nothing to embed: ready is done.
 [ "${CHATCTX_EMBEDDINGS:-}" = none ] && done_event='"event":"store_ready"'
 waited=0
 until grep -q "$done_event" "$dir/seed.log"; do
   waited=$((waited + 1))
-  if [ "$waited" -gt 1200 ]; then echo "cold-start: the seeding server did not finish its background work in 120 s" >&2; exit 1; fi
+  if [ "$waited" -gt 3000 ]; then echo "cold-start: the seeding server did not finish its background work in 300 s" >&2; exit 1; fi
   sleep 0.1
 done
 hyperfine --runs "$runs" --shell bash --prepare "$stop_server" -n 'restart (existing data dir)' "$start_and_wait" \
