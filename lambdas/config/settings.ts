@@ -313,6 +313,14 @@ export const SETTINGS = {
     default: false,
     description: 'while a source of an approved record was last found without its excerpt (a check since its approval), answers give the record\'s confidence one step lower (high → medium → low); the record stays published either way',
   }),
+  keywordIndex: oneOf({
+    env: 'CHATCTX_KEYWORD_INDEX',
+    runtimes: LOCAL,
+    values: ['memory', 'store'] as const,
+    default: 'memory',
+    description:
+      '`memory`: the keyword side is scored from a copy of the BM25 tables held in the server\'s memory, reloaded in the background after each change (answers from the store\'s statement until it is); `store`: by the store\'s statement on every search. The same answers either way',
+  }),
   storeBuffersMb: integer({
     env: 'CHATCTX_STORE_BUFFERS_MB',
     runtimes: LOCAL,

@@ -36,6 +36,8 @@ export interface LocalConfig {
   /** Hours between background source checks; 0 for none. */
   readonly sourceCheckIntervalHours: number;
   readonly storeBuffersMb: number;
+  /** Where the keyword side is scored: a copy in memory, or the store's statement. */
+  readonly keywordIndex: 'memory' | 'store';
   /** Show records whose evidence drifted with their confidence one step lower. */
   readonly driftDemotesConfidence: boolean;
   /** OAuth redirect URIs allowed besides loopback ones. */
@@ -70,6 +72,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     'sourcesPrivateAddresses',
     'sourceCheckIntervalHours',
     'storeBuffersMb',
+    'keywordIndex',
     'driftDemotesConfidence',
     'oauthRedirectAllowlist',
     'oauthRegistrationsPerHour',
@@ -96,6 +99,7 @@ export function readLocalConfig(env: Environment = process.env): LocalConfig {
     sourcesPrivateAddresses: s.sourcesPrivateAddresses,
     sourceCheckIntervalHours: s.sourceCheckIntervalHours,
     storeBuffersMb: s.storeBuffersMb,
+    keywordIndex: s.keywordIndex,
     driftDemotesConfidence: s.driftDemotesConfidence,
     oauthRedirectAllowlist: s.oauthRedirectAllowlist,
     oauthRegistrationsPerHour: s.oauthRegistrationsPerHour,

@@ -30,6 +30,7 @@ import { createMcpHttpHandler } from '../protocol/mcp-http-handler.ts';
 import { createEndpoint, type EndpointRoutes } from '../protocol/endpoint.ts';
 import { createToolHandlers } from '../tools/tool-handlers.ts';
 import { SearchCache } from '../retrieval/search-cache.ts';
+import { ResidentKeywordIndex } from '../retrieval/resident-keyword-index.ts';
 import { BufferedSearchEvents, type SearchEventSink } from '../retrieval/search-events.ts';
 import { InProcessToolInvoker } from '../tools/in-process-invoker.ts';
 import { KeyRepository } from '../auth/key-repository.ts';
@@ -123,8 +124,12 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     await privacy;
     // Read at start so an owner sees which relevance profile answers, and whether this store calibrated it.
     logger.info('relevance_profile', await activeProfile(store.sql, embedder));
-    ready(await answering(store, embedder, events, config, logger, { token: admin.token, origin: new URL(admin.url).origin, mcpUrl: mcp.url }, options.oauthFetcher));
+    // The keyword side scored in memory (retrieval/resident-keyword-index.ts). Its copy loads once the
+    // server answers, not before: searches meanwhile take the store's statement, which the warm-up warmed.
+    const keywordIndex = config.keywordIndex === 'memory' ? new ResidentKeywordIndex(store.sql, { logger }) : undefined;
+    ready(await answering(store, { embedder, keywordIndex }, events, config, logger, { token: admin.token, origin: new URL(admin.url).origin, mcpUrl: mcp.url }, options.oauthFetcher));
     logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', created: store.created });
+    void keywordIndex?.load();
     stops.push(retainSearchEvents(store, config.searchEventRetentionDays, logger));
     if (config.sourceCheckIntervalHours > 0) {
       const fetcher = new UntrustedFetcher(config.sourcesPrivateAddresses ? { allowAddress: () => true } : {});
@@ -237,7 +242,7 @@ function retainSearchEvents(store: LocalStore, retentionDays: number, logger: Lo
  */
 async function answering(
   store: LocalStore,
-  embedder: Embedder | undefined,
+  { embedder, keywordIndex }: { embedder: Embedder | undefined; keywordIndex: ResidentKeywordIndex | undefined },
   events: SearchEventSink,
   config: LocalConfig,
   logger: Logger,
@@ -251,6 +256,7 @@ async function answering(
     logger,
     events,
     cache: new SearchCache(),
+    keywordIndex,
     driftDemotesConfidence: config.driftDemotesConfidence,
   });
   const repository = new KeyRepository(store.sql, store.secrets);

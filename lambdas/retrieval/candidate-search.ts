@@ -32,6 +32,8 @@
 import type { Sql } from '../ports/sql.ts';
 import type { QueryGroup } from './query-analysis.ts';
 import { PUBLIC_COLLECTION_ID } from '../auth/caller-scope.ts';
+import type { KeywordSnapshot } from './keyword-snapshot.ts';
+import type { ResidentKeywordIndex } from './resident-keyword-index.ts';
 
 /** BM25 parameters: Anserini's defaults for BEIR (k1 0.9, b 0.4). */
 export const BM25_K1 = 0.9;
@@ -93,6 +95,12 @@ export interface CandidateOptions {
   readonly pool: number;
   /** Whether to run the keyword side (the dense-only evaluation mode does not). */
   readonly keyword: boolean;
+  /**
+   * The keyword side from memory (the local server's `ResidentKeywordIndex`, its snapshot of
+   * the generation the search read): the same records and scores, and the statement then runs
+   * only the dense side. Without it the store's statement runs both.
+   */
+  readonly resident?: { readonly index: ResidentKeywordIndex; readonly snapshot: KeywordSnapshot };
 }
 
 /** The text the keyword side searches and the weighted groups of it (query-analysis.ts). */
@@ -120,14 +128,19 @@ const NO_TERMS: QueryTerms = { lexemes: new Map(), groups: [], records: 0 };
 /** The fewest nearest passages the dense side reads (see `searchCandidates`). */
 const DENSE_PASSAGES = 40;
 
-export async function searchCandidates(sql: Sql, query: KeywordQuery, vector: QueryVector | undefined, options: CandidateOptions): Promise<Candidates> {
-  const technologies = options.filter.technologies;
-  // The nearest passages the dense side reads; several can be one record's.
+/** The nearest passages the dense side reads; several can be one record's. */
+function densePassages(options: CandidateOptions): number {
   // Beside keyword search every keyword hit gets its exact similarity anyway, so the dense side
   // only adds records the words missed: 40 answered the guidance tune halves exactly as 100 did
   // (20 lost a few), at a quarter of the statement's cost on the starter corpus's 1,458
   // passages. Alone, it must fill the pool itself.
-  const passages = options.keyword ? Math.max(DENSE_PASSAGES, Math.ceil(options.pool * 0.8)) : Math.max(DENSE_PASSAGES, options.pool * 2);
+  return options.keyword ? Math.max(DENSE_PASSAGES, Math.ceil(options.pool * 0.8)) : Math.max(DENSE_PASSAGES, options.pool * 2);
+}
+
+export async function searchCandidates(sql: Sql, query: KeywordQuery, vector: QueryVector | undefined, options: CandidateOptions): Promise<Candidates> {
+  if (options.resident) return searchWithResidentKeywords(sql, query, vector, options, options.resident);
+  const technologies = options.filter.technologies;
+  const passages = densePassages(options);
   const rows = await sql.query<Row>(
     `SELECT * FROM chatctx_candidates($1, $2::jsonb, $3::vector, $4, $5::jsonb, ARRAY(SELECT jsonb_array_elements_text($11::jsonb)::int),
                                       $6::int, $7::int, $8::float8, $9::float8, $10::boolean)`,
@@ -169,8 +182,46 @@ export async function searchCandidates(sql: Sql, query: KeywordQuery, vector: Qu
     else if (row.kind === 'dense') dense.push({ id: row.id!, similarity: Number(row.score) });
     else similarities.set(row.id!, Number(row.score));
   }
-  // UNION ALL keeps each side's order in practice, not by promise: restore it.
-  keyword.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
-  dense.sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : 1));
-  return { vectorMissing, keyword, terms, keywordCandidates, dense, similarities };
+  return sorted({ vectorMissing, keyword, terms, keywordCandidates, dense, similarities });
+}
+
+/** UNION ALL keeps each side's order in practice, not by promise: restore it. */
+function sorted(c: Candidates & { keyword: KeywordHit[]; dense: VectorHit[] }): Candidates {
+  c.keyword.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+  c.dense.sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : 1));
+  return c;
+}
+
+/** The keyword side scored in memory, then one statement for the dense side and the keyword hits' similarities. */
+async function searchWithResidentKeywords(
+  sql: Sql, query: KeywordQuery, vector: QueryVector | undefined, options: CandidateOptions, resident: NonNullable<CandidateOptions['resident']>,
+): Promise<Candidates> {
+  const technologies = options.filter.technologies && options.filter.technologies.length > 0 ? options.filter.technologies : undefined;
+  const collections = options.filter.collections ?? [PUBLIC_COLLECTION_ID];
+  const found = options.keyword
+    ? resident.snapshot.search(await resident.index.query(query.text, query.groups), { collections, technologies, limit: options.pool, k1: BM25_K1, b: BM25_B })
+    : undefined;
+  const keyword: KeywordHit[] = (found?.hits ?? []).map((h) => ({ ...h }));
+  const terms: QueryTerms = found
+    ? { lexemes: new Map(found.lexemes.map(([lexeme, idf, df]) => [lexeme, { idf, df }])), groups: found.groups, records: found.n }
+    : NO_TERMS;
+  const dense: VectorHit[] = [];
+  const similarities = new Map<string, number>();
+  let vectorMissing = false;
+  if (vector) {
+    const rows = await sql.query<{ kind: 'dense' | 'similarity' | 'no_vector'; id: string | null; score: number | null }>(
+      `SELECT * FROM chatctx_dense_candidates($1::vector, $2, $3::jsonb, ARRAY(SELECT jsonb_array_elements_text($4::jsonb)::int), $5::int, $6::int, $7::jsonb)`,
+      [
+        vector.literal ?? null, vector.cacheKey ?? null, technologies ? JSON.stringify(technologies) : null, JSON.stringify(collections),
+        options.pool, densePassages(options), JSON.stringify(keyword.map((k) => k.id)),
+      ],
+    );
+    for (const row of rows) {
+      if (row.kind === 'no_vector') vectorMissing = true;
+      else if (row.kind === 'dense') dense.push({ id: row.id!, similarity: Number(row.score) });
+      else similarities.set(row.id!, Number(row.score));
+    }
+  }
+  if (vectorMissing) return { vectorMissing, keyword: [], terms, keywordCandidates: 0, dense: [], similarities: new Map() };
+  return sorted({ vectorMissing, keyword, terms, keywordCandidates: found?.candidates ?? 0, dense, similarities });
 }

@@ -12,7 +12,7 @@
  */
 import type { Sql } from '../ports/sql.ts';
 import type { SynonymList } from '../records/query-synonyms.ts';
-import { searchCandidates, type CandidateFilter, type QueryVector } from './candidate-search.ts';
+import { searchCandidates, type CandidateFilter, type CandidateOptions, type QueryVector } from './candidate-search.ts';
 import { analyseQuery, type QueryAnalysis } from './query-analysis.ts';
 import { matchEvidence, queryConcepts, type QueryConcepts } from './coverage.ts';
 
@@ -65,6 +65,8 @@ export interface RankOptions {
   readonly absentWeight?: number;
   /** Applied to the query (records/query-synonyms.ts). @default none */
   readonly synonyms?: SynonymList;
+  /** The keyword side from memory (candidate-search.ts). @default the store's statement */
+  readonly resident?: CandidateOptions['resident'];
 }
 
 export async function rankCandidates(sql: Sql, query: string, vector: QueryVector | undefined, options: RankOptions): Promise<RankResult> {
@@ -74,6 +76,7 @@ export async function rankCandidates(sql: Sql, query: string, vector: QueryVecto
     filter: options.filter,
     pool: options.pool,
     keyword: mode !== 'vector',
+    resident: options.resident,
   });
   const concepts = queryConcepts(found.terms, analysis.groups, options.absentWeight);
   const base = { analysis, concepts };

@@ -20,6 +20,7 @@ import { effectiveSynonyms, type SynonymList } from '../records/query-synonyms.t
 import { fitToBudget } from './token-budget.ts';
 import { cachedQueryEmbedding, embedNewQuery } from './query-embedding.ts';
 import { rankCandidates, type RankResult } from './rank.ts';
+import type { ResidentKeywordIndex } from './resident-keyword-index.ts';
 import { JUDGED_CANDIDATES, type RelevanceProfile } from './relevance.ts';
 import { loadProfiles, profileFor, type RelevanceProfiles } from './relevance-profiles.ts';
 import { judgeCandidates, searchContext, selectResults, topicsOf, type SearchContext } from './selection.ts';
@@ -51,6 +52,8 @@ export interface SearchDeps {
   readonly rerankTimeoutMs?: number;
   /** How many of the best-ranked candidates go to the reranker. @default the `rerankCandidates` setting's default */
   readonly rerankCandidates?: number;
+  /** The keyword side from memory, for the generations it holds a copy of (the local server). @default the store's statement */
+  readonly keywordIndex?: ResidentKeywordIndex;
   /** Told what an answer was chosen from (an owner's `records.search` explains it); never the query. */
   readonly trace?: (trace: SearchTrace) => void;
 }
@@ -135,7 +138,9 @@ async function answer(deps: SearchDeps, input: SearchKnowledgeInput, generation:
   const { synonyms, profiles } = await searchSettings(deps, generation);
   // Optimistically by cache key: one statement when the embedding is cached, the encoder and a second one when not.
   let embedding = await cachedQueryEmbedding(deps, input.query);
-  const options = { mode: 'hybrid' as const, filter: { collections: scope.collections }, pool: CANDIDATE_POOL, synonyms };
+  const snapshot = generation === undefined ? undefined : deps.keywordIndex?.forGeneration(generation);
+  const resident = snapshot && deps.keywordIndex ? { index: deps.keywordIndex, snapshot } : undefined;
+  const options = { mode: 'hybrid' as const, filter: { collections: scope.collections }, pool: CANDIDATE_POOL, synonyms, resident };
   let ranking = await rankCandidates(deps.sql, input.query, embedding.vector, options);
   if (ranking.vectorMissing) {
     embedding = await embedNewQuery(deps, input.query, embedding.vector?.cacheKey);

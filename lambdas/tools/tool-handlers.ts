@@ -10,6 +10,7 @@ import type { Secrets } from '../ports/secrets.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { ToolHandler, ToolName } from './guarded-tool.ts';
 import type { SearchCache } from '../retrieval/search-cache.ts';
+import type { ResidentKeywordIndex } from '../retrieval/resident-keyword-index.ts';
 import type { SearchEventSink } from '../retrieval/search-events.ts';
 import { searchKnowledgeTool } from './search-knowledge-tool.ts';
 import { getGuidanceTool } from './get-guidance-tool.ts';
@@ -24,6 +25,8 @@ export interface ToolDeps {
   readonly logger: Logger;
   /** Kept answers and records for search (see search-service.ts). */
   readonly cache?: SearchCache;
+  /** The keyword side from memory (see search-service.ts). */
+  readonly keywordIndex?: ResidentKeywordIndex;
   /** Where search events go (see search-service.ts). */
   readonly events?: SearchEventSink;
   /** Show records whose evidence drifted with their confidence one step lower (`CHATCTX_DRIFT_DEMOTES_CONFIDENCE`). */
