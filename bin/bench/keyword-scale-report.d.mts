@@ -5,6 +5,11 @@ export interface KeywordRound {
   after_p50_ms: number;
   after_p95_ms: number;
   same_answers: number;
+  /** The local server's way (absent from reports recorded before it existed). */
+  resident_p50_ms?: number;
+  resident_p95_ms?: number;
+  resident_same_answers?: number;
+  candidates_resident?: number;
   questions: number;
   postings_per_question: number;
   candidates_before: number;
@@ -18,7 +23,8 @@ export interface KeywordScaleRun {
   cores: number;
   source: string;
   pool: number;
-  sizes: { records: number; rounds: KeywordRound[] }[];
+  /** resident_load_ms: how long the copy in memory took to load at this size. */
+  sizes: { records: number; rounds: KeywordRound[]; resident_load_ms?: number }[];
 }
 export function aggregateKeywordScale(run: KeywordScaleRun): KeywordScaleRun & { rounds: number; summary: { sizes: Record<string, unknown>[]; growth: Record<string, number>[] } };
 export function renderKeywordScaleSection(report: unknown): string;

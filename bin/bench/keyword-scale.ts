@@ -1,14 +1,16 @@
 /**
  * `npm run bench:keyword-scale -- [--dataset DIR] [--sizes 1000,5000,20000] [--rounds 3] [--queries 100] [--pool 50] [--out FILE] [--docs] [--quick]`
  *
- * How the keyword statement's time grows with the store, before and after migration
- * 015 (commonest words pruned by a MaxScore bound), in one process. One in-memory
- * store grows through `--sizes` records, imported and approved through the service's
- * own import; at each size every question goes to both functions in turn, alternating
- * which goes first: 012's statement (loaded under another name) and the store's own.
- * Each round gives both functions' p50 and their ratio; the table shows the median of
- * `--rounds` rounds, the load average beside each, and whether every answer was the
- * same (ids, order, scores, matched words, phrasing shares).
+ * How the keyword side's time grows with the store, three ways, in one process: 012's
+ * statement (every record holding a query word scored; loaded under another name), the
+ * store's own (015: the commonest words pruned by a MaxScore bound; what the AWS stack
+ * runs), and the local server's (the question analysed by the store, then scored from
+ * the copy of the BM25 tables in memory, `lambdas/retrieval/resident-keyword-index.ts`).
+ * One in-memory store grows through `--sizes` records, imported and approved through the
+ * service's own import; at each size every question goes to the three in turn, rotating
+ * which goes first. Each round gives their p50s and ratios; the table shows the median of
+ * `--rounds` rounds, the load average beside each, and whether every answer was 012's
+ * (ids, order, matched words; scores and phrasing shares to the last bits).
  *
  * Documents: with `--dataset` (a BEIR folder such as SciFact) its documents, then,
  * past its size, documents made of sentences drawn (seeded) from its documents, so the
@@ -37,6 +39,8 @@ import { loadBeirDataset, type BeirDoc } from '../eval/beir.ts';
 import { beirDocToRecord } from '../eval/run-eval.ts';
 import { loadQuestions } from '../eval/guidance-eval.ts';
 import { percentile } from '../eval/metrics.ts';
+import { ResidentKeywordIndex } from '../../lambdas/retrieval/resident-keyword-index.ts';
+import type { KeywordSnapshot, ResidentHit } from '../../lambdas/retrieval/keyword-snapshot.ts';
 import { seededRandom } from './seeded-random.ts';
 import { aggregateKeywordScale, type KeywordRound } from './keyword-scale-report.mjs';
 import { recordInDocs } from './docs-report.mjs';
@@ -118,21 +122,51 @@ async function ask(sql: PgliteSql, fn: string, call: Call): Promise<{ ms: number
   return { ms, top: JSON.stringify(top), candidates: Number(terms?.candidates ?? 0), postings };
 }
 
-/** One round at one size: every question to both functions, alternating which goes first. */
-async function round(sql: PgliteSql, calls: readonly Call[]): Promise<KeywordRound> {
-  const times = { before: [] as number[], after: [] as number[] };
+/**
+ * The local server's way: the question analysed by the store (a new question's cost: a fresh
+ * index's analysis cache is empty), then scored from the snapshot in memory.
+ */
+async function askResident(sql: PgliteSql, snapshot: KeywordSnapshot, call: Call): Promise<{ ms: number; top: ResidentHit[]; candidates: number }> {
+  const started = performance.now();
+  const query = await new ResidentKeywordIndex(sql).query(call.text, JSON.parse(call.groups) as { text: string; weight: number }[]);
+  const found = snapshot.search(query, { collections: [1], limit: opts.pool, k1: BM25_K1, b: BM25_B });
+  return { ms: performance.now() - started, top: [...found.hits], candidates: found.candidates };
+}
+
+/** The same records, order and matched words, and scores and phrasing shares within the last bits a logarithm can differ in. */
+function sameAsStatement(statementTop: string, resident: readonly ResidentHit[]): boolean {
+  const rows = JSON.parse(statementTop) as { id: string; score: number; detail: { matched: string[]; phrase: number } }[];
+  const close = (a: number, b: number) => Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(a), Math.abs(b));
+  return rows.length === resident.length && rows.every((r, i) => {
+    const h = resident[i]!;
+    return r.id === h.id && JSON.stringify(r.detail.matched) === JSON.stringify(h.matched) && close(r.score, h.score) && close(Number(r.detail.phrase), h.phrase);
+  });
+}
+
+/** One round at one size: every question to the three ways, rotating which goes first. */
+async function round(sql: PgliteSql, snapshot: KeywordSnapshot, calls: readonly Call[]): Promise<KeywordRound> {
+  const ways = ['before', 'after', 'resident'] as const;
+  const times = { before: [] as number[], after: [] as number[], resident: [] as number[] };
   let same = 0;
-  const totals = { before: 0, after: 0, postings: 0 };
+  let sameResident = 0;
+  const totals = { before: 0, after: 0, resident: 0, postings: 0 };
   for (const [i, call] of calls.entries()) {
-    const order = i % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const);
+    const order = [...ways.slice(i % 3), ...ways.slice(0, i % 3)];
     const answers = {} as Record<'before' | 'after', Awaited<ReturnType<typeof ask>>>;
-    for (const way of order) answers[way] = await ask(sql, way === 'before' ? 'chatctx_keyword_search_012' : 'chatctx_keyword_search', call);
+    let resident: Awaited<ReturnType<typeof askResident>> | undefined;
+    for (const way of order) {
+      if (way === 'resident') resident = await askResident(sql, snapshot, call);
+      else answers[way] = await ask(sql, way === 'before' ? 'chatctx_keyword_search_012' : 'chatctx_keyword_search', call);
+    }
     for (const way of ['before', 'after'] as const) {
       times[way].push(answers[way].ms);
       totals[way] += answers[way].candidates;
     }
+    times.resident.push(resident!.ms);
+    totals.resident += resident!.candidates;
     totals.postings += answers.after.postings;
     if (answers.before.top === answers.after.top) same++;
+    if (sameAsStatement(answers.before.top, resident!.top)) sameResident++;
   }
   const p = (values: number[], q: number) => Number(percentile(values, q).toFixed(2));
   return {
@@ -141,6 +175,10 @@ async function round(sql: PgliteSql, calls: readonly Call[]): Promise<KeywordRou
     after_p50_ms: p(times.after, 50),
     after_p95_ms: p(times.after, 95),
     same_answers: same,
+    resident_p50_ms: p(times.resident, 50),
+    resident_p95_ms: p(times.resident, 95),
+    resident_same_answers: sameResident,
+    candidates_resident: Math.round(totals.resident / calls.length),
     questions: calls.length,
     postings_per_question: Math.round(totals.postings / calls.length),
     candidates_before: Math.round(totals.before / calls.length),
@@ -172,11 +210,19 @@ async function main(): Promise<void> {
       records = size;
       // What a local server does after a large import: fresh statistics for the planner.
       await sql.query('ANALYZE');
-      for (const call of calls.slice(0, 5)) for (const fn of ['chatctx_keyword_search_012', 'chatctx_keyword_search']) await ask(sql, fn, call);
+      // The local server's copy of this store (loaded as the server loads it after a change).
+      const loadStarted = performance.now();
+      const snapshot = await new ResidentKeywordIndex(sql).load();
+      const residentLoadMs = Math.round(performance.now() - loadStarted);
+      if (!snapshot) throw new Error('the keyword index did not load');
+      for (const call of calls.slice(0, 5)) {
+        for (const fn of ['chatctx_keyword_search_012', 'chatctx_keyword_search']) await ask(sql, fn, call);
+        await askResident(sql, snapshot, call);
+      }
       const rounds: KeywordRound[] = [];
-      for (let r = 0; r < opts.rounds; r++) rounds.push(await round(sql, calls));
-      progress(`${size} records: ${JSON.stringify(rounds.map((x) => [x.before_p50_ms, x.after_p50_ms]))}`);
-      rows.push({ records: size, rounds });
+      for (let r = 0; r < opts.rounds; r++) rounds.push(await round(sql, snapshot, calls));
+      progress(`${size} records: ${JSON.stringify(rounds.map((x) => [x.before_p50_ms, x.after_p50_ms, x.resident_p50_ms]))}`);
+      rows.push({ records: size, rounds, resident_load_ms: residentLoadMs });
     }
     const report = aggregateKeywordScale({ quick: opts.quick === true, date: started, node: process.version, cores: cpus().length, source: name, pool: opts.pool, sizes: rows });
     await mkdir(dirname(resolve(opts.out)), { recursive: true });

@@ -86,11 +86,15 @@ export class KeywordSnapshot {
   private readonly scores: Float64Array;
   private readonly positive: Uint8Array;
   private readonly seen: Uint8Array;
+  private norms: { avgdl: number; k1: number; b: number; values: Float64Array } | undefined;
+  /** The collections the records belong to. */
+  private readonly present: ReadonlySet<number>;
 
   constructor(readonly data: KeywordSnapshotData) {
     this.scores = new Float64Array(data.ids.length);
     this.positive = new Uint8Array(data.ids.length);
     this.seen = new Uint8Array(data.ids.length);
+    this.present = new Set(data.collection);
   }
 
   get generation(): number {
@@ -101,26 +105,49 @@ export class KeywordSnapshot {
     const visible = new Set(options.collections);
     const stats = this.statistics(visible);
     const terms = this.terms(query, visible, stats.n);
-    const allowed = this.allowed(options.technologies);
-    const touched = this.score(terms, visible, allowed, stats.avgdl, options);
+    const touched = this.score(terms, this.eligible(visible, options.technologies), stats.avgdl, options);
     try {
-      let candidates = 0;
-      for (const r of touched) if (this.positive[r]) candidates++;
-      const top = this.top(touched, options.limit);
+      const { top, candidates } = this.top(touched, options.limit);
+      const own = this.ownIdf(terms);
       return {
-        hits: top.map((r) => ({ id: this.data.ids[r]!, score: this.scores[r]!, matched: this.matched(r, terms), phrase: this.phraseShare(r, terms) })),
+        hits: top.map((r) => ({ id: this.data.ids[r]!, score: this.scores[r]!, matched: this.matched(r, terms), phrase: this.phraseShare(r, terms, own) })),
         lexemes: terms.map((t) => [t.lexeme, t.idf, t.df] as const),
         groups: query.groups.map((g) => [...g.lexemes].sort(byCodeUnit)),
         candidates,
         n: stats.n,
       };
     } finally {
-      for (const r of touched) {
-        this.scores[r] = 0;
-        this.positive[r] = 0;
-        this.seen[r] = 0;
-      }
+      this.clear(touched);
     }
+  }
+
+  private clear(touched: readonly number[] | undefined): void {
+    // Clearing whole arrays is a memset; past a sixteenth of the records it beats visiting them.
+    if (!touched || touched.length * 16 > this.scores.length) {
+      this.scores.fill(0);
+      this.positive.fill(0);
+      this.seen.fill(0);
+      return;
+    }
+    for (const r of touched) {
+      this.scores[r] = 0;
+      this.positive[r] = 0;
+      this.seen[r] = 0;
+    }
+  }
+
+  /**
+   * Each record's length term, k1 * (1 - b + b * doc_len / avgdl), computed as the statement
+   * computes it; kept for the last average length asked (one per set of collections).
+   */
+  private lengthTerms(avgdl: number, k1: number, b: number): Float64Array {
+    const kept = this.norms;
+    if (kept && kept.avgdl === avgdl && kept.k1 === k1 && kept.b === b) return kept.values;
+    const docLen = this.data.docLen;
+    const values = new Float64Array(docLen.length);
+    for (let r = 0; r < docLen.length; r++) values[r] = k1 * (1 - b + (b * docLen[r]!) / avgdl);
+    this.norms = { avgdl, k1, b, values };
+    return values;
   }
 
   /** N and the average length over the caller's collections. */
@@ -150,46 +177,71 @@ export class KeywordSnapshot {
     });
   }
 
-  /** The records a technology filter lets through (undefined: no filter). */
-  private allowed(technologies: readonly string[] | undefined): Uint8Array | undefined {
-    if (!technologies) return undefined;
-    const allowed = new Uint8Array(this.data.ids.length);
-    for (const t of technologies) for (const r of this.data.appliesTo.get(t.toLowerCase()) ?? []) allowed[r] = 1;
-    return allowed;
-  }
-
-  /** Adds every visible posting's BM25 part, in lexeme order; returns the records touched. */
-  private score(terms: readonly Term[], visible: ReadonlySet<number>, allowed: Uint8Array | undefined, avgdl: number, o: ResidentOptions): number[] {
-    const touched: number[] = [];
-    const { collection, docLen } = this.data;
-    for (const t of terms) {
-      const p = this.data.postings.get(t.lexeme);
-      if (!p) continue;
+  /**
+   * Adds every visible posting's BM25 part, in lexeme order. Returns the records touched, or
+   * undefined when the question's postings outnumber the records: then every record is
+   * looked at afterwards instead (a linear pass over a few arrays costs less than noting
+   * each record the first time a posting reaches it).
+   */
+  private score(terms: readonly Term[], eligible: Uint8Array | undefined, avgdl: number, o: ResidentOptions): number[] | undefined {
+    const norm = this.lengthTerms(avgdl, o.k1, o.b);
+    const { scores, seen, positive } = this;
+    const lists = terms.map((t) => this.data.postings.get(t.lexeme));
+    const total = lists.reduce((sum, p) => sum + (p?.records.length ?? 0), 0);
+    const touched: number[] | undefined = total > this.data.ids.length ? undefined : [];
+    const k1 = o.k1;
+    terms.forEach((t, ti) => {
+      const p = lists[ti];
+      if (!p) return;
       const wi = t.weight * t.idf;
-      for (let i = 0; i < p.records.length; i++) {
-        const r = p.records[i]!;
-        if (!visible.has(collection[r]!) || (allowed && !allowed[r])) continue;
-        const tf = p.tf[i]!;
+      const mark = t.weight > 0 ? 1 : 0;
+      const records = p.records;
+      const tfs = p.tf;
+      for (let i = 0; i < records.length; i++) {
+        const r = records[i]!;
+        if (eligible !== undefined && eligible[r] !== 1) continue;
+        const tf = tfs[i]!;
         // The statement's expression, operation for operation (float8 throughout).
-        const part = (wi * tf * (o.k1 + 1)) / (tf + o.k1 * (1 - o.b + (o.b * docLen[r]!) / avgdl));
-        if (!this.seen[r]) {
-          this.seen[r] = 1;
+        scores[r] = scores[r]! + (wi * tf * (k1 + 1)) / (tf + norm[r]!);
+        positive[r] = positive[r]! | mark;
+        if (touched !== undefined && seen[r] === 0) {
+          seen[r] = 1;
           touched.push(r);
         }
-        this.scores[r] = this.scores[r]! + part;
-        if (t.weight > 0) this.positive[r] = 1;
       }
-    }
+    });
     return touched;
   }
 
-  /** The best `limit` records holding a positively weighted word: score descending, then id. */
-  private top(touched: readonly number[], limit: number): number[] {
-    const ids = this.data.ids;
-    const better = (a: number, b: number) => this.scores[b]! - this.scores[a]! || byCodeUnit(ids[a]!, ids[b]!);
+  /** Records of the caller's collections that the technology filter lets through; undefined when that is every record. */
+  private eligible(visible: ReadonlySet<number>, technologies: readonly string[] | undefined): Uint8Array | undefined {
+    const everyCollection = [...this.present].every((c) => visible.has(c));
+    if (everyCollection && !technologies) return undefined;
+    const eligible = new Uint8Array(this.data.ids.length);
+    if (technologies) {
+      for (const t of technologies) for (const r of this.data.appliesTo.get(t.toLowerCase()) ?? []) eligible[r] = 1;
+    } else eligible.fill(1);
+    if (!everyCollection) {
+      const collection = this.data.collection;
+      for (let r = 0; r < collection.length; r++) if (!visible.has(collection[r]!)) eligible[r] = 0;
+    }
+    return eligible;
+  }
+
+  /** The best `limit` records holding a positively weighted word (score descending, then id), and how many hold one. */
+  private top(touched: readonly number[] | undefined, limit: number): { top: number[]; candidates: number } {
+    const { ids } = this.data;
+    const { scores, positive } = this;
+    const better = (a: number, b: number) => scores[b]! - scores[a]! || byCodeUnit(ids[a]!, ids[b]!);
     const best: number[] = [];
-    for (const r of touched) {
-      if (!this.positive[r]) continue;
+    let floor = -Infinity; // the worst kept score once `limit` are kept
+    const count = touched ? touched.length : ids.length;
+    let candidates = 0;
+    for (let k = 0; k < count; k++) {
+      const r = touched ? touched[k]! : k;
+      if (positive[r] !== 1) continue;
+      candidates++;
+      if (scores[r]! < floor) continue;
       if (best.length === limit && better(r, best[limit - 1]!) >= 0) continue;
       let i = best.length === limit ? limit - 1 : best.length;
       while (i > 0 && better(r, best[i - 1]!) < 0) {
@@ -197,8 +249,9 @@ export class KeywordSnapshot {
         i--;
       }
       best[i] = r;
+      if (best.length === limit) floor = scores[best[limit - 1]!]!;
     }
-    return best;
+    return { top: best, candidates };
   }
 
   /** The query lexemes a record holds, ascending (a binary search in each word's postings). */
@@ -222,24 +275,41 @@ export class KeywordSnapshot {
    * The largest share of one of the record's phrasings the question holds, by IDF mass,
    * with IDFs from the record's own collection's statistics (as the statement's `own`).
    */
-  private phraseShare(r: number, terms: readonly Term[]): number {
-    const c = this.data.collection[r]!;
-    const n = this.data.collectionStats.get(c)?.n ?? 0;
+  private phraseShare(r: number, terms: readonly Term[], own: (c: number) => ReadonlyMap<string, number>): number {
+    const idf = own(this.data.collection[r]!);
     let best: number | undefined;
     for (const phrase of this.data.phrases.get(r) ?? []) {
-      if (phrase.mass === null) continue;
+      if (phrase.mass === null || phrase.mass === 0) continue;
       let said = 0;
       let any = false;
       for (const t of terms) {
-        const df = this.data.df.get(t.lexeme)?.get(c);
-        if (df === undefined || !phrase.lexemes.has(t.lexeme)) continue;
-        said += Math.log(1 + (n - df + 0.5) / (df + 0.5));
+        const value = idf.get(t.lexeme);
+        if (value === undefined || !phrase.lexemes.has(t.lexeme)) continue;
+        said += value;
         any = true;
       }
-      if (!any || phrase.mass === 0) continue;
+      if (!any) continue;
       const share = said / phrase.mass;
       if (best === undefined || share > best) best = share;
     }
     return best ?? 0;
+  }
+
+  /** Per collection, the IDF of each query word it holds, from that collection's statistics alone (memoized per search). */
+  private ownIdf(terms: readonly Term[]): (c: number) => ReadonlyMap<string, number> {
+    const memo = new Map<number, Map<string, number>>();
+    return (c) => {
+      let m = memo.get(c);
+      if (!m) {
+        const n = this.data.collectionStats.get(c)?.n ?? 0;
+        m = new Map();
+        for (const t of terms) {
+          const df = this.data.df.get(t.lexeme)?.get(c);
+          if (df !== undefined) m.set(t.lexeme, Math.log(1 + (n - df + 0.5) / (df + 0.5)));
+        }
+        memo.set(c, m);
+      }
+      return m;
+    };
   }
 }
