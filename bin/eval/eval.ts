@@ -1,6 +1,7 @@
 /**
  * `npm run eval -- --dataset DIR [--records DIR] [--queries N] [--json FILE]
- *                  [--embeddings use-lite|none] [--sweep 0,0.1,0.2] [--cache-dir DIR]`
+ *                  [--embeddings use-lite|none] [--sweep 0,0.1,0.2] [--cache-dir DIR]
+ *                  [--keyword-index store|memory]`
  *
  * Evaluates retrieval on a BEIR-format folder and prints the quality table.
  * Document embeddings are cached on disk (default .chatctx/eval-cache) so a rerun
@@ -26,8 +27,13 @@ const opts = new Command('eval')
   .option('--embeddings <provider>', 'use-lite, bedrock or none (default: CHATCTX_EMBEDDINGS or use-lite)')
   .option('--sweep <weights>', 'dense weights to compare on the tune half, e.g. 0,0.1,0.2,0.3', (v) => v.split(',').map(Number))
   .option('--cache-dir <dir>', 'document embedding cache', '.chatctx/eval-cache')
+  .option('--keyword-index <where>', 'store: the keyword side by the store\'s statement (the AWS stack\'s way); memory: from the copy in memory, as the local server does', 'store')
   .parse()
-  .opts<{ dataset: string; records?: string; queries?: number; json?: string; embeddings?: string; sweep?: number[]; cacheDir: string }>();
+  .opts<{ dataset: string; records?: string; queries?: number; json?: string; embeddings?: string; sweep?: number[]; cacheDir: string; keywordIndex: string }>();
+if (opts.keywordIndex !== 'store' && opts.keywordIndex !== 'memory') {
+  console.error(`eval: --keyword-index takes store or memory, not ${JSON.stringify(opts.keywordIndex)}`);
+  process.exit(2);
+}
 
 const env = opts.embeddings === undefined ? process.env : { ...process.env, [SETTINGS.embeddings.env]: opts.embeddings };
 const provider = readSetting(env, 'embeddings');
@@ -50,6 +56,7 @@ const report = await runEvaluation({
   // Queries go to the encoder itself: a query the store has not cached is a real encoder call.
   queryEmbedder: inner,
   sweep: opts.sweep,
+  keywordIndex: opts.keywordIndex as 'memory' | 'store',
   log,
   progress: (step) => {
     let bar: ReturnType<MultiBar['create']> | undefined;

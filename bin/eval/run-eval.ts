@@ -20,6 +20,8 @@ import type { RecordFile } from '../../lambdas/records/record-schema.ts';
 import { readRecordFiles } from '../../lambdas/records/record-files.ts';
 import { embedRecords, recordsToEmbed, type EmbedProgress } from '../../lambdas/embeddings/record-embeddings.ts';
 import { rankCandidates, DENSE_WEIGHT, type QueryVector, type RankMode } from '../../lambdas/retrieval/rank.ts';
+import type { CandidateOptions } from '../../lambdas/retrieval/candidate-search.ts';
+import { ResidentKeywordIndex } from '../../lambdas/retrieval/resident-keyword-index.ts';
 import { DEFAULT_SYNONYMS } from '../../lambdas/records/query-synonyms.ts';
 import { embedQuery } from '../../lambdas/retrieval/query-embedding.ts';
 import type { Sql } from '../../lambdas/ports/sql.ts';
@@ -45,6 +47,8 @@ export interface EvalOptions {
   readonly queryEmbedder?: Embedder;
   /** Dense weights to try on the tune half. */
   readonly sweep?: readonly number[];
+  /** Where the keyword side is scored: the store's statement (the default) or, as the local server does, a copy in memory. */
+  readonly keywordIndex?: 'memory' | 'store';
   /** Where progress lines go (stderr in the CLI). */
   readonly log: (line: string) => void;
   /** Progress callback for long steps (a progress bar in the CLI). */
@@ -65,6 +69,8 @@ export interface EvalReport {
   queries: number;
   passages: number;
   dense_weight: number;
+  /** Where the keyword side was scored: the store's statement, or the copy in memory the local server uses. */
+  keyword_index: 'memory' | 'store';
   modes: Partial<Record<ModeName, ModeReport>>;
   /** nDCG@10 on the fixed halves (tune: where any tuning happened; test: never tuned on). */
   halves: { tune: Partial<Record<ModeName, number>>; test: Partial<Record<ModeName, number>> };
@@ -161,6 +167,8 @@ interface EvalContext {
   readonly docIdOfSlug: ReadonlyMap<string, string>;
   readonly deps: SearchDeps;
   readonly timed: Timed;
+  /** The keyword side from memory (`keywordIndex: 'memory'`). */
+  readonly resident?: CandidateOptions['resident'];
 }
 
 interface RankedRuns {
@@ -185,8 +193,11 @@ export async function runEvaluation(options: EvalOptions): Promise<EvalReport> {
     const { docOf, passages } = await loadStore(sql, corpus, options, timed);
     const pepper = randomBytes(32);
     const queryEmbedder = options.embedder && countingEmbedder(options.queryEmbedder ?? options.embedder);
-    const deps: SearchDeps = { sql, secrets: { pepper: async () => pepper }, embedder: queryEmbedder, logger: silentLogger, embedTimeoutMs: 10_000 };
-    const ctx: EvalContext = { options, sql, dataset: corpus.dataset, queries: corpus.queries, docOf, docIdOfSlug: corpus.docIdOfSlug, deps, timed };
+    const resident = options.keywordIndex === 'memory' ? await residentIndex(sql) : undefined;
+    const deps: SearchDeps = {
+      sql, secrets: { pepper: async () => pepper }, embedder: queryEmbedder, logger: silentLogger, embedTimeoutMs: 10_000, keywordIndex: resident?.index,
+    };
+    const ctx: EvalContext = { options, sql, dataset: corpus.dataset, queries: corpus.queries, docOf, docIdOfSlug: corpus.docIdOfSlug, deps, timed, resident };
 
     const ranked = await rankQueries(ctx);
     const reference = await timed('bm25 reference', async () => referenceRun(corpus.dataset, corpus.queries));
@@ -201,6 +212,7 @@ export async function runEvaluation(options: EvalOptions): Promise<EvalReport> {
       queries: corpus.queries.length,
       passages,
       dense_weight: DENSE_WEIGHT,
+      keyword_index: options.keywordIndex ?? 'store',
       ...scoreRuns(ranked, corpus.dataset.qrels, corpus.queries),
       tool_latency_ms: tool.latency,
       tool_answers: tool.answers,
@@ -211,6 +223,14 @@ export async function runEvaluation(options: EvalOptions): Promise<EvalReport> {
   } finally {
     await sql.close();
   }
+}
+
+/** The local server's copy of the keyword tables, loaded once the corpus is in. */
+async function residentIndex(sql: PgliteSql): Promise<NonNullable<CandidateOptions['resident']>> {
+  const index = new ResidentKeywordIndex(sql);
+  const snapshot = await index.load();
+  if (!snapshot) throw new Error('the keyword index did not load');
+  return { index, snapshot };
 }
 
 /** The dataset, and its documents as records: the BEIR corpus, or guidance records with their own qrels. */
@@ -278,7 +298,7 @@ async function rankQueries(ctx: EvalContext): Promise<RankedRuns> {
         const t = performance.now();
         let vector: QueryVector | undefined;
         if (mode !== 'keyword') vector = (await embedQuery(ctx.deps, query.text)).vector;
-        const ranked = await rankCandidates(ctx.sql, query.text, vector, { mode, filter: {}, pool: POOL, synonyms: DEFAULT_SYNONYMS });
+        const ranked = await rankCandidates(ctx.sql, query.text, vector, { mode, filter: {}, pool: POOL, synonyms: DEFAULT_SYNONYMS, resident: ctx.resident });
         latencies.get(mode)!.push(performance.now() - t);
         if (vector && !vectors.has(query.id)) vectors.set(query.id, await asLiteral(ctx.sql, vector));
         runs.get(mode)!.set(query.id, ranked.candidates.map((c) => ctx.docOf.get(c.id)!));
@@ -379,7 +399,7 @@ async function sweepWeights(ctx: EvalContext, vectors: ReadonlyMap<string, Query
   for (const weight of weights) {
     const run = new Map<string, string[]>();
     for (const query of ctx.queries) {
-      const ranked = await rankCandidates(ctx.sql, query.text, vectors.get(query.id), { mode: 'hybrid', filter: {}, pool: POOL, denseWeight: weight, synonyms: DEFAULT_SYNONYMS });
+      const ranked = await rankCandidates(ctx.sql, query.text, vectors.get(query.id), { mode: 'hybrid', filter: {}, pool: POOL, denseWeight: weight, synonyms: DEFAULT_SYNONYMS, resident: ctx.resident });
       run.set(query.id, ranked.candidates.map((c) => ctx.docOf.get(c.id)!));
     }
     sweep.push({

@@ -38,7 +38,7 @@ afterAll(async () => {
 describe('migrate', () => {
   it('applies the schema and the roles, then applies nothing new on the next deploy', async () => {
     const first = await runMigrations(sql, SCHEMA_DIR, secrets);
-    expect(first.Data.applied).toBe('001_initial,002_search_functions,003_owner_review,004_oauth,005_asked_as_and_relevance,006_oauth_families,007_source_checks,008_evidence_standing,009_oauth_expiry_indexes,010_pepper_fingerprint,011_owner_console,012_collections,013_vector_index_at_every_size,014_inline_passage_vectors,015_keyword_pruning');
+    expect(first.Data.applied).toBe('001_initial,002_search_functions,003_owner_review,004_oauth,005_asked_as_and_relevance,006_oauth_families,007_source_checks,008_evidence_standing,009_oauth_expiry_indexes,010_pepper_fingerprint,011_owner_console,012_collections,013_vector_index_at_every_size,014_inline_passage_vectors,015_keyword_pruning,016_resident_keyword_index');
     expect(first.Data.roles.split(',').sort()).toEqual(Object.keys(ROLE_GRANTS).sort());
     const second = await runMigrations(sql, SCHEMA_DIR, secrets);
     expect(second.Data.applied).toBe('none');

@@ -74,7 +74,7 @@ beforeAll(async () => {
   await indexAsBefore();
   await sql.query("INSERT INTO api_keys (id, name, key_hash) VALUES ($1::uuid, 'before', 'hash')", [randomUUID()]);
   await sql.query("INSERT INTO search_events (query_hash, mode, result_count, degraded) VALUES ('q', 'hybrid', 1, false)");
-  expect(await migrate(sql)).toEqual(['012_collections', '013_vector_index_at_every_size', '014_inline_passage_vectors', '015_keyword_pruning']);
+  expect(await migrate(sql)).toEqual(['012_collections', '013_vector_index_at_every_size', '014_inline_passage_vectors', '015_keyword_pruning', '016_resident_keyword_index']);
 });
 
 afterAll(async () => {

@@ -121,7 +121,7 @@ describe('migration 014: vectors in their rows', () => {
   it('moves every passage and cached query vector into its row, values unchanged', async () => {
     const vectors = `SELECT md5(string_agg(embedding::text, ',' ORDER BY record_id, passage)) AS h FROM record_passages`;
     const [was] = await sql.query<{ h: string }>(vectors);
-    expect(await migrate(sql)).toEqual(['014_inline_passage_vectors', '015_keyword_pruning']);
+    expect(await migrate(sql)).toEqual(['014_inline_passage_vectors', '015_keyword_pruning', '016_resident_keyword_index']);
     expect(await toasted('record_passages')).toBe(0);
     expect(await toasted('embedding_cache')).toBe(0);
     const [now] = await sql.query<{ h: string }>(vectors);

@@ -135,6 +135,16 @@ describe('SciFact', () => {
     expect(report.modes.keyword!.ndcg_at_10).toBeGreaterThanOrEqual(KEYWORD_FLOOR);
     expect(report.modes.keyword!.recall_at_100).toBeGreaterThanOrEqual(RECALL_FLOOR);
   }, 300_000);
+
+  it.skipIf(!existsSync(SCIFACT))('keyword BM25 from the copy in memory (the local server\'s way) ranks exactly as the store\'s statement', async () => {
+    const store = await runEvaluation({ datasetDir: SCIFACT, queries: 100, log: quiet });
+    const memory = await runEvaluation({ datasetDir: SCIFACT, queries: 100, log: quiet, keywordIndex: 'memory' });
+    expect(memory.keyword_index).toBe('memory');
+    const { latency_ms_p50: _a, latency_ms_p95: _b, ...fromMemory } = memory.modes.keyword!;
+    const { latency_ms_p50: _c, latency_ms_p95: _d, ...fromStore } = store.modes.keyword!;
+    expect(fromMemory).toEqual(fromStore);
+    expect(memory.halves.test.keyword).toBe(store.halves.test.keyword);
+  }, 600_000);
 });
 
 // Measured: see docs/quality.md; floors sit 0.01 under the measured values.
