@@ -8,12 +8,13 @@
 -- same dense side and the same similarity of the keyword hits the dense side missed.
 -- chatctx_candidates stays as it was: the AWS stack and a local search without a
 -- current copy use it.
-CREATE OR REPLACE FUNCTION chatctx_dense_candidates(
-  p_vector vector, p_cache_key text, p_technologies jsonb, p_collections integer[],
-  p_pool int, p_passages int, p_keyword_ids jsonb)
-RETURNS TABLE (kind text, id text, score float8)
+
+-- The query's vector: the literal given (stored under its cache key when there is one,
+-- for the next time the question comes), or the one cached under the key (its last use
+-- noted at most hourly); NULL when neither.
+CREATE OR REPLACE FUNCTION chatctx_query_vector(p_vector vector, p_cache_key text)
+RETURNS vector
 LANGUAGE plpgsql VOLATILE AS $fn$
-#variable_conflict use_column
 DECLARE
   v vector := p_vector;
   used timestamptz;
@@ -26,15 +27,28 @@ BEGIN
     END;
   ELSIF v IS NULL AND p_cache_key IS NOT NULL THEN
     SELECT c.embedding, c.last_used_at INTO v, used FROM embedding_cache c WHERE c.cache_key = p_cache_key;
-    IF v IS NULL THEN
-      RETURN QUERY SELECT 'no_vector'::text, NULL::text, NULL::float8;
-      RETURN;
-    END IF;
-    IF used < now() - interval '1 hour' THEN
+    IF v IS NOT NULL AND used < now() - interval '1 hour' THEN
       UPDATE embedding_cache SET last_used_at = now() WHERE cache_key = p_cache_key;
     END IF;
   END IF;
+  RETURN v;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION chatctx_dense_candidates(
+  p_vector vector, p_cache_key text, p_technologies jsonb, p_collections integer[],
+  p_pool int, p_passages int, p_keyword_ids jsonb)
+RETURNS TABLE (kind text, id text, score float8)
+LANGUAGE plpgsql VOLATILE AS $fn$
+#variable_conflict use_column
+DECLARE
+  v vector := chatctx_query_vector(p_vector, p_cache_key);
+BEGIN
   IF v IS NULL THEN
+    -- A key the cache does not hold: the caller embeds the question and asks again.
+    IF p_cache_key IS NOT NULL THEN
+      RETURN QUERY SELECT 'no_vector'::text, NULL::text, NULL::float8;
+    END IF;
     RETURN;
   END IF;
   RETURN QUERY

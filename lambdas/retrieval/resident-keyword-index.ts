@@ -26,7 +26,7 @@ const CHUNK = 2000;
 
 export interface ResidentKeywordIndexOptions {
   readonly logger?: Logger;
-  /** Analysed questions kept (their lexemes, by a hash of the text). @default 2000 */
+  /** Analysed texts kept (a question and its groups; their lexemes, by a hash of the text). @default 10000 */
   readonly analyses?: number;
 }
 
@@ -36,7 +36,7 @@ export class ResidentKeywordIndex {
   private readonly analyses: LRUCache<string, readonly string[]>;
 
   constructor(private readonly sql: Sql, private readonly options: ResidentKeywordIndexOptions = {}) {
-    this.analyses = new LRUCache({ max: options.analyses ?? 2000 });
+    this.analyses = new LRUCache({ max: options.analyses ?? 10_000 });
   }
 
   /** The snapshot of `generation`, or undefined (and a load started) when there is none yet. */
