@@ -201,7 +201,7 @@ async function searchWithResidentKeywords(
   const found = options.keyword
     ? resident.snapshot.search(await resident.index.query(query.text, query.groups), { collections, technologies, limit: options.pool, k1: BM25_K1, b: BM25_B })
     : undefined;
-  const keyword: KeywordHit[] = (found?.hits ?? []).map((h) => ({ ...h }));
+  const keyword: KeywordHit[] = [...(found?.hits ?? [])];
   const terms: QueryTerms = found
     ? { lexemes: new Map(found.lexemes.map(([lexeme, idf, df]) => [lexeme, { idf, df }])), groups: found.groups, records: found.n }
     : NO_TERMS;

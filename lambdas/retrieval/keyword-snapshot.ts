@@ -18,7 +18,7 @@
  * two paths' records, order, matched words and scores.
  */
 
-/** One word's postings, records in ascending id order. */
+/** One word's postings, record numbers ascending (the binary search in `matched` relies on it). */
 export interface Postings {
   readonly records: Int32Array;
   readonly tf: Float64Array;
@@ -26,7 +26,7 @@ export interface Postings {
 
 export interface KeywordSnapshotData {
   readonly generation: number;
-  /** Record ids (uuid text), ascending; a record's number is its place here. */
+  /** Record ids (uuid text) in the order loaded; a record's number is its place here. */
   readonly ids: readonly string[];
   readonly collection: Int32Array;
   readonly docLen: Float64Array;
@@ -34,9 +34,9 @@ export interface KeywordSnapshotData {
   /** Records (numbers) per technology name, lower-cased (record_applies_to). */
   readonly appliesTo: ReadonlyMap<string, readonly number[]>;
   /** Per record: its phrasings' lexemes and IDF masses (record_phrase_terms, record_phrase_mass). */
-  readonly phrases: ReadonlyMap<number, readonly { readonly lexemes: ReadonlySet<string>; readonly mass: number | null }[]>;
+  readonly phrases: ReadonlyMap<number, readonly { readonly lexemes: ReadonlySet<string>; readonly mass: number }[]>;
   readonly collectionStats: ReadonlyMap<number, { readonly n: number; readonly totalLen: number }>;
-  /** Document frequency per word and collection (collection_term_stats). */
+  /** Document frequency per word and collection (what collection_term_stats holds, counted from the postings). */
   readonly df: ReadonlyMap<string, ReadonlyMap<number, number>>;
 }
 
@@ -49,7 +49,7 @@ export interface ResidentQuery {
 
 export interface ResidentOptions {
   readonly collections: readonly number[];
-  /** Lower-cased technology names; when set, only records that apply to one. */
+  /** Technology names (any case); when set, only records that apply to one. */
   readonly technologies?: readonly string[];
   readonly limit: number;
   readonly k1: number;
@@ -279,7 +279,7 @@ export class KeywordSnapshot {
     const idf = own(this.data.collection[r]!);
     let best: number | undefined;
     for (const phrase of this.data.phrases.get(r) ?? []) {
-      if (phrase.mass === null || phrase.mass === 0) continue;
+      if (phrase.mass === 0) continue; // the statement's nullif(mass, 0)
       let said = 0;
       let any = false;
       for (const t of terms) {

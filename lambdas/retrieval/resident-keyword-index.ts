@@ -20,6 +20,7 @@ import { LRUCache } from 'lru-cache';
 import type { Sql } from '../ports/sql.ts';
 import type { Logger } from '../ports/logger.ts';
 import { KeywordSnapshot, type Postings, type ResidentQuery } from './keyword-snapshot.ts';
+import { corpusGeneration } from './search-cache.ts';
 
 /** Records read per statement while loading. */
 const CHUNK = 2000;
@@ -75,14 +76,15 @@ export class ResidentKeywordIndex {
   /** The lexemes of each text (to_tsvector('english', …)), from memory where this text was analysed before. */
   async analyse(texts: readonly string[]): Promise<(readonly string[])[]> {
     const keys = texts.map((t) => createHash('sha256').update(t).digest('base64'));
-    const missing = [...new Set(keys.flatMap((k, i) => (this.analyses.has(k) ? [] : [texts[i]!])))];
-    if (missing.length > 0) {
+    const missing = new Map<string, string>();
+    keys.forEach((key, i) => this.analyses.has(key) || missing.set(key, texts[i]!));
+    if (missing.size > 0) {
       const rows = await this.sql.query<{ lexemes: string[] }>(
         `SELECT ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('english', t.text)) u) AS lexemes
            FROM jsonb_array_elements_text($1::jsonb) WITH ORDINALITY AS t(text, i) ORDER BY t.i`,
-        [JSON.stringify(missing)],
+        [JSON.stringify([...missing.values()])],
       );
-      missing.forEach((text, i) => this.analyses.set(createHash('sha256').update(text).digest('base64'), rows[i]?.lexemes ?? []));
+      [...missing.keys()].forEach((key, i) => this.analyses.set(key, rows[i]?.lexemes ?? []));
     }
     return keys.map((k) => this.analyses.get(k) ?? []);
   }
@@ -94,18 +96,13 @@ export class ResidentKeywordIndex {
   }
 }
 
-async function generationNow(sql: Sql): Promise<number> {
-  const [row] = await sql.query<{ generation: number }>('SELECT generation FROM corpus_stats WHERE id = 1');
-  return Number(row?.generation ?? 0);
-}
-
 interface Building {
   ids: string[];
   collection: number[];
   docLen: number[];
   postings: Map<string, { records: number[]; tf: number[] }>;
   appliesTo: Map<string, number[]>;
-  phrases: Map<number, { lexemes: Set<string>; mass: number | null }[]>;
+  phrases: Map<number, { lexemes: Set<string>; mass: number }[]>;
 }
 
 // Lists travel as one text per record, items and their parts split by these two control
@@ -117,7 +114,7 @@ const items = (text: string | null) => (text ? text.split(ITEM).map((item) => it
 
 /** One consistent copy of the side tables, or undefined when the generation moved while reading. */
 export async function loadSnapshot(sql: Sql): Promise<KeywordSnapshot | undefined> {
-  const generation = await generationNow(sql);
+  const generation = await corpusGeneration(sql);
   const b: Building = { ids: [], collection: [], docLen: [], postings: new Map(), appliesTo: new Map(), phrases: new Map() };
   let after = '00000000-0000-0000-0000-000000000000';
   for (;;) {
@@ -128,7 +125,7 @@ export async function loadSnapshot(sql: Sql): Promise<KeywordSnapshot | undefine
   const collectionStats = new Map(
     (await sql.query<{ c: number; n: number; total: number }>('SELECT collection_id AS c, n, total_len AS total FROM collection_stats')).map((r) => [r.c, { n: r.n, totalLen: r.total }]),
   );
-  if ((await generationNow(sql)) !== generation) return undefined;
+  if ((await corpusGeneration(sql)) !== generation) return undefined;
   // Document frequencies counted from the postings: collection_term_stats holds the same
   // counts, kept in the same transaction as record_terms (the tests compare the answers).
   const postings = new Map<string, Postings>();

@@ -24,6 +24,12 @@ export interface SearchCacheOptions {
   readonly records?: number;
 }
 
+/** The number every change a search can see moves on, in the change's own transaction (schema/002_search_functions.sql). */
+export async function corpusGeneration(sql: Sql): Promise<number> {
+  const [row] = await sql.query<{ generation: number }>('SELECT generation FROM corpus_stats WHERE id = 1');
+  return Number(row?.generation ?? 0);
+}
+
 export class SearchCache {
   private generation: number | undefined;
   private readonly answers: LRUCache<string, SearchKnowledgeOutput>;
@@ -38,8 +44,7 @@ export class SearchCache {
 
   /** The corpus generation now; entries of any other generation are dropped. */
   async current(sql: Sql): Promise<number> {
-    const [row] = await sql.query<{ generation: number }>('SELECT generation FROM corpus_stats WHERE id = 1');
-    const generation = Number(row?.generation ?? 0);
+    const generation = await corpusGeneration(sql);
     if (generation !== this.generation) {
       this.answers.clear();
       this.records.clear();
