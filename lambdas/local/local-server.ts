@@ -42,6 +42,7 @@ import { scheduleSourceChecks } from './source-check-timer.ts';
 import { createOAuthRoutes } from '../oauth/oauth-routes.ts';
 import { utcDay } from '../quota/quota-clock.ts';
 import { createEmbedder } from '../embeddings/embedder-factory.ts';
+import { startMemoryRelease } from './memory-release.ts';
 import { dropEncoderThread } from '../embeddings/encoder-head-start.ts';
 import { dropStoreThread } from '../storage/pglite-thread-sql.ts';
 import { embedRecords, recordsToEmbed } from '../embeddings/record-embeddings.ts';
@@ -131,6 +132,9 @@ export async function startLocalServer(config: LocalConfig, logger: Logger, opti
     logger.info('store_ready', { embedding_provider: embedder?.provider ?? 'none', created: store.created });
     void keywordIndex?.load();
     stops.push(retainSearchEvents(store, config.searchEventRetentionDays, logger));
+    // Freed memory goes back to the system, not kept by the C allocator (memory-release.ts).
+    const stopMemoryRelease = startMemoryRelease();
+    stops.push(async () => stopMemoryRelease());
     if (config.sourceCheckIntervalHours > 0) {
       const fetcher = new UntrustedFetcher(config.sourcesPrivateAddresses ? { allowAddress: () => true } : {});
       stops.push(scheduleSourceChecks(store.sql, fetcher, config.sourceCheckIntervalHours, logger));
