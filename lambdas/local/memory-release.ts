@@ -50,10 +50,17 @@ export function releaseFreedMemory(): boolean {
 /** Whether this process can trim (Linux, glibc, koffi loaded). */
 export const canReleaseMemory = (): boolean => mallocTrim() !== null;
 
-/** Trims every `intervalMs` until the returned function is called; a timer that never keeps the process alive. Nothing where there is no trim. */
+/**
+ * Trims every `intervalMs` until the returned function is called, with a timer that never
+ * keeps the process alive. Whether this process can trim is found out on the first tick,
+ * not at once: the server calls this as it starts answering, and loading the library
+ * takes some milliseconds. Where there is no trim the timer stops there.
+ */
 export function startMemoryRelease(intervalMs = MEMORY_RELEASE_INTERVAL_MS): () => void {
-  if (!canReleaseMemory()) return () => undefined;
-  const timer = setInterval(releaseFreedMemory, intervalMs);
+  const timer = setInterval(() => {
+    if (!canReleaseMemory()) clearInterval(timer);
+    else releaseFreedMemory();
+  }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
 }
