@@ -192,7 +192,7 @@ function sorted(c: Candidates & { keyword: KeywordHit[]; dense: VectorHit[] }): 
   return c;
 }
 
-/** The keyword side scored in memory, then one statement for the dense side and the keyword hits' similarities. */
+/** The keyword side scored in memory, then the dense side (residentDense). */
 async function searchWithResidentKeywords(
   sql: Sql, query: KeywordQuery, vector: QueryVector | undefined, options: CandidateOptions, resident: NonNullable<CandidateOptions['resident']>,
 ): Promise<Candidates> {
@@ -205,23 +205,47 @@ async function searchWithResidentKeywords(
   const terms: QueryTerms = found
     ? { lexemes: new Map(found.lexemes.map(([lexeme, idf, df]) => [lexeme, { idf, df }])), groups: found.groups, records: found.n }
     : NO_TERMS;
+  const { dense, similarities, vectorMissing } = vector
+    ? await residentDense(sql, vector, keyword, options, resident, { technologies, collections })
+    : { dense: [], similarities: new Map<string, number>(), vectorMissing: false };
+  if (vectorMissing) return { vectorMissing, keyword: [], terms, keywordCandidates: 0, dense: [], similarities: new Map() };
+  return sorted({ vectorMissing, keyword, terms, keywordCandidates: found?.candidates ?? 0, dense, similarities });
+}
+
+/**
+ * The dense side beside a keyword side from memory: from the snapshot's passage vectors
+ * when it holds them (passage-snapshot.ts; no statement for a question whose vector is
+ * kept in memory), else one statement for the nearest passages and the keyword hits'
+ * similarities.
+ */
+async function residentDense(
+  sql: Sql, vector: QueryVector, keyword: readonly KeywordHit[], options: CandidateOptions, resident: NonNullable<CandidateOptions['resident']>,
+  filter: { technologies: readonly string[] | undefined; collections: readonly number[] },
+): Promise<{ dense: VectorHit[]; similarities: Map<string, number>; vectorMissing: boolean }> {
+  const passages = resident.snapshot.passages;
+  if (passages) {
+    const values = await resident.index.queryVector(vector);
+    if (!values) return { dense: [], similarities: new Map(), vectorMissing: true };
+    // A vector of another size is the statement's to refuse, as it always was.
+    if (passages.passages === 0 || values.length === passages.data.dimensions) {
+      const found = passages.search(values, { ...filter, passages: densePassages(options), pool: options.pool, keywordIds: keyword.map((k) => k.id) });
+      return { dense: [...found.dense], similarities: new Map(found.similarities), vectorMissing: false };
+    }
+  }
   const dense: VectorHit[] = [];
   const similarities = new Map<string, number>();
   let vectorMissing = false;
-  if (vector) {
-    const rows = await sql.query<{ kind: 'dense' | 'similarity' | 'no_vector'; id: string | null; score: number | null }>(
-      `SELECT * FROM chatctx_dense_candidates($1::vector, $2, $3::jsonb, ARRAY(SELECT jsonb_array_elements_text($4::jsonb)::int), $5::int, $6::int, $7::jsonb)`,
-      [
-        vector.literal ?? null, vector.cacheKey ?? null, technologies ? JSON.stringify(technologies) : null, JSON.stringify(collections),
-        options.pool, densePassages(options), JSON.stringify(keyword.map((k) => k.id)),
-      ],
-    );
-    for (const row of rows) {
-      if (row.kind === 'no_vector') vectorMissing = true;
-      else if (row.kind === 'dense') dense.push({ id: row.id!, similarity: Number(row.score) });
-      else similarities.set(row.id!, Number(row.score));
-    }
+  const rows = await sql.query<{ kind: 'dense' | 'similarity' | 'no_vector'; id: string | null; score: number | null }>(
+    `SELECT * FROM chatctx_dense_candidates($1::vector, $2, $3::jsonb, ARRAY(SELECT jsonb_array_elements_text($4::jsonb)::int), $5::int, $6::int, $7::jsonb)`,
+    [
+      vector.literal ?? null, vector.cacheKey ?? null, filter.technologies ? JSON.stringify(filter.technologies) : null, JSON.stringify(filter.collections),
+      options.pool, densePassages(options), JSON.stringify(keyword.map((k) => k.id)),
+    ],
+  );
+  for (const row of rows) {
+    if (row.kind === 'no_vector') vectorMissing = true;
+    else if (row.kind === 'dense') dense.push({ id: row.id!, similarity: Number(row.score) });
+    else similarities.set(row.id!, Number(row.score));
   }
-  if (vectorMissing) return { vectorMissing, keyword: [], terms, keywordCandidates: 0, dense: [], similarities: new Map() };
-  return sorted({ vectorMissing, keyword, terms, keywordCandidates: found?.candidates ?? 0, dense, similarities });
+  return { dense, similarities, vectorMissing };
 }

@@ -18,6 +18,8 @@
  * two paths' records, order, matched words and scores.
  */
 
+import type { PassageSnapshot } from './passage-snapshot.ts';
+
 /** One word's postings, record numbers ascending (the binary search in `matched` relies on it). */
 export interface Postings {
   readonly records: Int32Array;
@@ -90,7 +92,11 @@ export class KeywordSnapshot {
   /** The collections the records belong to. */
   private readonly present: ReadonlySet<number>;
 
-  constructor(readonly data: KeywordSnapshotData) {
+  /**
+   * @param passages the same generation's passage vectors, on a store small enough to hold
+   * them (passage-snapshot.ts); without them the store's index answers the dense side.
+   */
+  constructor(readonly data: KeywordSnapshotData, readonly passages?: PassageSnapshot) {
     this.scores = new Float64Array(data.ids.length);
     this.positive = new Uint8Array(data.ids.length);
     this.seen = new Uint8Array(data.ids.length);

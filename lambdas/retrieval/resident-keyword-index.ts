@@ -1,5 +1,7 @@
 /**
- * The keyword index held in the local server's memory (`keyword-snapshot.ts` scores it).
+ * The keyword index held in the local server's memory (`keyword-snapshot.ts` scores it)
+ * and, on a store of at most RESIDENT_PASSAGES passages, its passage vectors
+ * (`passage-snapshot.ts`), with the vectors of recent questions by their cache key.
  *
  * A snapshot belongs to one corpus generation: every change a search can see moves
  * `corpus_stats.generation` on in its own transaction (schema/002_search_functions.sql),
@@ -12,7 +14,7 @@
  * go on between its statements (PGlite runs one statement at a time), and reads the
  * generation before and after: when they differ, something changed in between and the
  * copy is thrown away (the next search starts another). The starter corpus loads in about
- * 25 ms of the store's thread, 5,000 SciFact records in about one second and 20,000 in five
+ * 25 ms of the store's thread (its 1,458 passage vectors in about 20 ms more), 5,000 SciFact records in about one second and 20,000 in five
  * to eight (bench:keyword-scale), each statement a chunk of 2,000 records.
  */
 import { createHash } from 'node:crypto';
@@ -20,7 +22,9 @@ import { LRUCache } from 'lru-cache';
 import type { Sql } from '../ports/sql.ts';
 import type { Logger } from '../ports/logger.ts';
 import { KeywordSnapshot, type Postings, type ResidentQuery } from './keyword-snapshot.ts';
+import { PassageSnapshot, RESIDENT_PASSAGES } from './passage-snapshot.ts';
 import { corpusGeneration } from './search-cache.ts';
+import type { QueryVector } from './candidate-search.ts';
 
 /** Records read per statement while loading. */
 const CHUNK = 2000;
@@ -29,15 +33,26 @@ export interface ResidentKeywordIndexOptions {
   readonly logger?: Logger;
   /** Analysed texts kept (a question and its groups; their lexemes, by a hash of the text). @default 10000 */
   readonly analyses?: number;
+  /** Query vectors kept, by their cache key (2 KiB each). @default 2000 */
+  readonly vectors?: number;
 }
+
+/**
+ * How long a query vector is kept in memory: the store notes an embedding's last use at
+ * most hourly (chatctx_query_vector), and a vector read again after an hour lets it, so
+ * the embedding cache's retention still sees the questions asked.
+ */
+const VECTOR_TTL_MS = 60 * 60 * 1000;
 
 export class ResidentKeywordIndex {
   private snapshot: KeywordSnapshot | undefined;
   private loading: Promise<void> | undefined;
   private readonly analyses: LRUCache<string, readonly string[]>;
+  private readonly vectors: LRUCache<string, Float32Array>;
 
   constructor(private readonly sql: Sql, private readonly options: ResidentKeywordIndexOptions = {}) {
     this.analyses = new LRUCache({ max: options.analyses ?? 10_000 });
+    this.vectors = new LRUCache({ max: options.vectors ?? 2000, ttl: VECTOR_TTL_MS });
   }
 
   /** The snapshot of `generation`, or undefined (and a load started) when there is none yet. */
@@ -61,7 +76,11 @@ export class ResidentKeywordIndex {
       .then((s) => {
         if (s) this.snapshot = s;
         this.options.logger?.info('keyword_index', s
-          ? { outcome: 'loaded', generation: s.generation, records: s.data.ids.length, words: s.data.postings.size, ms: Date.now() - started }
+          ? {
+              outcome: 'loaded', generation: s.generation, records: s.data.ids.length, words: s.data.postings.size,
+              // Passage vectors held (none above RESIDENT_PASSAGES: the store's index answers the dense side).
+              passages: s.passages?.passages ?? 0, ms: Date.now() - started,
+            }
           : { outcome: 'changed_while_loading', ms: Date.now() - started });
       })
       .catch((err: unknown) => {
@@ -87,6 +106,32 @@ export class ResidentKeywordIndex {
       [...missing.keys()].forEach((key, i) => this.analyses.set(key, rows[i]?.lexemes ?? []));
     }
     return keys.map((k) => this.analyses.get(k) ?? []);
+  }
+
+  /**
+   * The query's vector as the store holds it: a new one (a literal) is stored under its key
+   * first, as the search statement would have; a cached one comes from memory, or from
+   * the store (in binary, exactly) when not kept here. Undefined when the key is unknown.
+   */
+  async queryVector(vector: QueryVector): Promise<Float32Array | undefined> {
+    if (vector.literal !== undefined) {
+      // The store parses the same literal (single precision, nearest): Float32Array rounds alike.
+      const values = Float32Array.from(vector.literal.slice(1, -1).split(','), Number);
+      if (vector.cacheKey !== undefined) {
+        await this.sql.query('SELECT chatctx_query_vector($1::vector, $2) IS NULL AS missing', [vector.literal, vector.cacheKey]);
+        this.vectors.set(vector.cacheKey, values);
+      }
+      return values;
+    }
+    const key = vector.cacheKey;
+    if (key === undefined) return undefined;
+    const kept = this.vectors.get(key);
+    if (kept) return kept;
+    const [row] = await this.sql.query<{ v: string | null }>(`SELECT encode(vector_send(chatctx_query_vector(NULL::vector, $1)), 'base64') AS v`, [key]);
+    if (!row?.v) return undefined;
+    const values = decodeVector(Buffer.from(row.v, 'base64'));
+    this.vectors.set(key, values);
+    return values;
   }
 
   /** The question and its weighted groups as the snapshot searches them. */
@@ -125,6 +170,7 @@ export async function loadSnapshot(sql: Sql): Promise<KeywordSnapshot | undefine
   const collectionStats = new Map(
     (await sql.query<{ c: number; n: number; total: number }>('SELECT collection_id AS c, n, total_len AS total FROM collection_stats')).map((r) => [r.c, { n: r.n, totalLen: r.total }]),
   );
+  const passages = await loadPassages(sql);
   if ((await corpusGeneration(sql)) !== generation) return undefined;
   // Document frequencies counted from the postings: collection_term_stats holds the same
   // counts, kept in the same transaction as record_terms (the tests compare the answers).
@@ -139,7 +185,78 @@ export async function loadSnapshot(sql: Sql): Promise<KeywordSnapshot | undefine
   return new KeywordSnapshot({
     generation, ids: b.ids, collection: Int32Array.from(b.collection), docLen: Float64Array.from(b.docLen),
     postings, appliesTo: b.appliesTo, phrases: b.phrases, collectionStats, df,
-  });
+  }, passages);
+}
+
+/** pgvector's binary form (vector_send), at the start of `bytes`: dimensions (int16), a reserved int16, then big-endian float4s. */
+export function decodeVector(bytes: Uint8Array): Float32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const dimensions = view.getInt16(0);
+  const values = new Float32Array(dimensions);
+  for (let i = 0; i < dimensions; i++) values[i] = view.getFloat32(4 + 4 * i);
+  return values;
+}
+
+/** Every passage vector, in (record, passage) order, when the store holds at most RESIDENT_PASSAGES; else undefined. */
+async function loadPassages(sql: Sql): Promise<PassageSnapshot | undefined> {
+  const [count] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM record_passages LIMIT ${RESIDENT_PASSAGES + 1}) s`);
+  if (!count || count.n > RESIDENT_PASSAGES) return undefined;
+  const records: string[] = [];
+  const recordOf: number[] = [];
+  const collection: number[] = [];
+  const vectors: Float32Array[] = [];
+  let after: [string, number] = ['00000000-0000-0000-0000-000000000000', -1];
+  for (;;) {
+    // One row per chunk, the vectors as one base64 text: PGlite hands bytea over as hex, which
+    // it decodes at about 0.2 ms a vector (1,458 passages: 280 ms against 20 as base64).
+    const [chunk] = await sql.query<{ keys: string | null; vectors: string | null }>(
+      `SELECT string_agg(p.record_id::text || chr(31) || p.passage || chr(31) || p.collection_id, chr(30) ORDER BY p.record_id, p.passage) AS keys,
+              encode(string_agg(vector_send(p.embedding), ''::bytea ORDER BY p.record_id, p.passage), 'base64') AS vectors
+         FROM (SELECT * FROM record_passages WHERE (record_id, passage) > ($1::uuid, $2::int) ORDER BY record_id, passage LIMIT ${CHUNK}) p`,
+      after,
+    );
+    const keys = items(chunk?.keys ?? null);
+    const bytes = Buffer.from(chunk?.vectors ?? '', 'base64');
+    let offset = 0;
+    for (const [id, , c] of keys) {
+      if (records.at(-1) !== id) records.push(id!);
+      recordOf.push(records.length - 1);
+      collection.push(Number(c));
+      const vector = decodeVector(bytes.subarray(offset));
+      vectors.push(vector);
+      offset += 4 + 4 * vector.length;
+    }
+    if (keys.length < CHUNK) break;
+    after = [keys.at(-1)![0]!, Number(keys.at(-1)![1])];
+  }
+  const dimensions = vectors[0]?.length ?? 0;
+  const flat = new Float32Array(vectors.length * dimensions);
+  vectors.forEach((v, i) => flat.set(v, i * dimensions));
+  const { approved, appliesTo } = await passageRecordDetails(sql, records);
+  return new PassageSnapshot({ dimensions, records, approved, appliesTo, recordOf: Int32Array.from(recordOf), collection: Int32Array.from(collection), vectors: flat });
+}
+
+/** Whether each record is approved, and the records per technology name (lower-cased). */
+async function passageRecordDetails(sql: Sql, records: readonly string[]) {
+  const number = new Map(records.map((id, i) => [id, i]));
+  const approved = new Uint8Array(records.length);
+  const appliesTo = new Map<string, number[]>();
+  const rows = await sql.query<{ id: string; ok: boolean; names: string | null }>(
+    `SELECT r.id::text AS id, r.status = 'approved' AS ok,
+            (SELECT string_agg(lower(a.name), chr(30)) FROM record_applies_to a WHERE a.record_id = r.id) AS names
+       FROM records r WHERE r.id IN (SELECT p.record_id FROM record_passages p)`,
+  );
+  for (const row of rows) {
+    const i = number.get(row.id);
+    if (i === undefined) continue;
+    approved[i] = row.ok ? 1 : 0;
+    for (const [name] of items(row.names)) {
+      const list = appliesTo.get(name!) ?? [];
+      list.push(i);
+      appliesTo.set(name!, list);
+    }
+  }
+  return { approved, appliesTo };
 }
 
 /** The next CHUNK records after `after` (ids ascending): their terms, technologies and phrasings. Returns the last id, or undefined at the end. */

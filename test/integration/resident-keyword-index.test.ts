@@ -24,6 +24,9 @@ import { BM25_B, BM25_K1 } from '../../lambdas/retrieval/candidate-search.ts';
 import { ResidentKeywordIndex, loadSnapshot } from '../../lambdas/retrieval/resident-keyword-index.ts';
 import { KeywordSnapshot } from '../../lambdas/retrieval/keyword-snapshot.ts';
 import { createToolHandlers } from '../../lambdas/tools/tool-handlers.ts';
+import { PassageSnapshot, RESIDENT_PASSAGES } from '../../lambdas/retrieval/passage-snapshot.ts';
+import { embedRecords, recordsToEmbed } from '../../lambdas/embeddings/record-embeddings.ts';
+import { vectorLiteral } from '../../lambdas/embeddings/vector-codec.ts';
 import { loadQuestions } from '../../bin/eval/guidance-eval.ts';
 
 let sql: PgliteSql;
@@ -148,6 +151,8 @@ async function newRecord(slug: string) {
 describe('search_knowledge with the keyword side from memory', () => {
   it('gives the same answers as with the store\'s statement', async () => {
     const store = await memoryStore({ embedder: await seededUseLite() });
+    // The store's exact scan, which the passage vectors in memory reproduce (the HNSW walk approximates it).
+    await store.sql.query(`SET chatctx.exact_passages = '1000000'`);
     try {
       const deps = { sql: store.sql, secrets: { pepper: async () => store.pepper }, embedder: await seededUseLite(), logger: store.logger };
       const index = new ResidentKeywordIndex(store.sql);
@@ -167,4 +172,77 @@ describe('search_knowledge with the keyword side from memory', () => {
       await store.sql.close();
     }
   }, 300_000);
+});
+
+describe('the dense side from memory (passage vectors)', () => {
+  it('finds the nearest records and the keyword hits\' similarities exactly as the store\'s exact scan does', async () => {
+    const embedder = await seededUseLite();
+    const store = await memoryStore({ embedder });
+    try {
+      const db = store.sql;
+      const inside = (await createCollection(db, 'internal', null)).id;
+      const starter = await readRecordFiles(STARTER_CORPUS_DIR);
+      await importRecords(db, starter.filter((_, i) => i % 4 === 0).map((r) => ({ ...r, slug: `internal-${r.slug}` })), { approve: true, collection: 'internal' });
+      await embedRecords(db, embedder, await recordsToEmbed(db, embedder.model));
+      // A record withdrawn after it was embedded: its passages stay, and neither side may return it as nearest.
+      const [withdrawn] = await db.query<{ id: string }>(`UPDATE records SET status = 'deprecated' WHERE slug = 'use-stable-keys-for-dynamic-react-lists' RETURNING id::text AS id`);
+      const index = new ResidentKeywordIndex(db);
+      const snapshot = (await index.load())!;
+      const passages = snapshot.passages!;
+      expect(passages).toBeInstanceOf(PassageSnapshot);
+      const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM record_passages')) as [{ n: number }];
+      expect(passages.passages).toBe(n);
+      expect(n).toBeLessThanOrEqual(RESIDENT_PASSAGES);
+      const vectors = await embedder.embed(questions.slice(0, 40));
+      let compared = 0;
+      let found = 0;
+      for (const [q, question] of questions.slice(0, 40).entries()) {
+        const literal = vectorLiteral(vectors[q]!);
+        const values = (await index.queryVector({ literal }))!;
+        const analysis = analyseQuery(question, DEFAULT_SYNONYMS);
+        const words = await index.query(analysis.searchText, analysis.groups);
+        for (const collections of [[1], [1, inside], [inside]]) {
+          const keywordIds = snapshot.search(words, { collections, limit: 50, k1: BM25_K1, b: BM25_B }).hits.map((h) => h.id);
+          for (const technologies of [undefined, ['React'], ['postgresql', 'Node.js']]) {
+            for (const [pool, nearest] of [[50, 40], [10, 100]] as const) {
+              const want = await db.transaction(async (tx) => {
+                await tx.query(`SELECT set_config('chatctx.exact_passages', '1000000', true)`);
+                return tx.query<{ kind: string; id: string; score: number }>(
+                  `SELECT * FROM chatctx_dense_candidates($1::vector, NULL, $2::jsonb, ARRAY(SELECT jsonb_array_elements_text($3::jsonb)::int), $4, $5, $6::jsonb)`,
+                  [literal, technologies ? JSON.stringify(technologies) : null, JSON.stringify(collections), pool, nearest, JSON.stringify(keywordIds)],
+                );
+              });
+              const got = passages.search(values, { collections, technologies, passages: nearest, pool, keywordIds });
+              const where = `${question.slice(0, 50)} (${collections}, ${technologies}, ${pool}/${nearest})`;
+              const wantDense = want.filter((r) => r.kind === 'dense').sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+              // To the last bit: the same single-precision sums in the same order.
+              expect(got.dense.map((d) => [d.id, d.similarity]), where).toEqual(wantDense.map((r) => [r.id, Number(r.score)]));
+              const wantSims = new Map(want.filter((r) => r.kind === 'similarity').map((r) => [r.id, Number(r.score)]));
+              expect(new Map([...got.similarities].sort()), where).toEqual(new Map([...wantSims].sort()));
+              found += got.dense.length;
+              compared++;
+            }
+          }
+        }
+      }
+      expect(compared).toBe(40 * 18);
+      expect(found).toBeGreaterThan(compared * 5);
+      // The withdrawn record's own question: its passages are the nearest, and neither side returns it.
+      const [own] = await embedder.embed(['stable keys for dynamic React lists']);
+      const literal = vectorLiteral(own!);
+      const nearest = await db.query<{ id: string }>('SELECT record_id::text AS id FROM record_passages ORDER BY embedding <=> $1::vector LIMIT 1', [literal]);
+      expect(nearest[0]!.id).toBe(withdrawn!.id);
+      const got = passages.search((await index.queryVector({ literal }))!, { collections: [1], passages: 40, pool: 50, keywordIds: [] });
+      expect(got.dense.length).toBeGreaterThan(0);
+      expect(got.dense.map((d) => d.id)).not.toContain(withdrawn!.id);
+
+      // A new question's vector is stored under its key, as the statement stores it: another
+      // server (a fresh index) reads it back exactly; a key nobody stored is missing.
+      const stored = (await index.queryVector({ literal, cacheKey: 'test-key-stable-react-keys' }))!;
+      expect(await new ResidentKeywordIndex(db).queryVector({ cacheKey: 'test-key-stable-react-keys' })).toEqual(stored);
+      expect(await new ResidentKeywordIndex(db).queryVector({ cacheKey: 'test-key-never-stored' })).toBeUndefined();
+    } finally {
+      await store.sql.close();
+    }
+  }, 600_000);
 });
