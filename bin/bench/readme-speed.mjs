@@ -63,7 +63,7 @@ function coldStartRows(cold) {
   const m = cold.memory;
   return [
     ['a restart, ready to answer', `${restart.median_s.toFixed(2)} s (median of ${cold.runs})`, '≤ 2 s', met(restart.median_s <= 2), day(cold), String(cold.load_average_1m)],
-    ['resident memory after a restart, with the encoder', `${m.restart.rss_mib} MiB`, '≤ 400 MiB', met(m.restart.rss_mib <= 400), day(cold), String(m.load_average_1m)],
+    ['resident memory with the encoder, after a first start / a restart', `${m.first_start.rss_mib} / ${m.restart.rss_mib} MiB`, '≤ 400 MiB each', met(m.first_start.rss_mib <= 400 && m.restart.rss_mib <= 400), day(cold), String(m.load_average_1m)],
     ['resident memory after a first start, over a restart', x(m.first_over_restart), '≤ 1.20×', met(m.first_over_restart <= 1.2), day(cold), String(m.load_average_1m)],
   ];
 }

@@ -319,7 +319,7 @@ export const SETTINGS = {
     values: ['memory', 'store'] as const,
     default: 'memory',
     description:
-      '`memory`: the keyword side is scored from a copy of the BM25 tables held in the server\'s memory, reloaded in the background after each change (answers from the store\'s statement until it is); `store`: by the store\'s statement on every search. The same answers either way',
+      '`memory`: the keyword side is scored from a copy of the BM25 tables held in the server\'s memory and, on a store of at most 10,000 passages, the dense side compared with a copy of the passage vectors, reloaded in the background after each change (answers from the store\'s statement until it is); `store`: by the store\'s statement on every search. The same answers either way, except that the copy compares every passage where the store may walk its HNSW graph (the exact answer the walk approximates)',
   }),
   storeBuffersMb: integer({
     env: 'CHATCTX_STORE_BUFFERS_MB',

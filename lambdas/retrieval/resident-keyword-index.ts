@@ -24,7 +24,6 @@ import type { Logger } from '../ports/logger.ts';
 import { KeywordSnapshot, type Postings, type ResidentQuery } from './keyword-snapshot.ts';
 import { PassageSnapshot, RESIDENT_PASSAGES } from './passage-snapshot.ts';
 import { corpusGeneration } from './search-cache.ts';
-import type { QueryVector } from './candidate-search.ts';
 
 /** Records read per statement while loading. */
 const CHUNK = 2000;
@@ -113,7 +112,7 @@ export class ResidentKeywordIndex {
    * first, as the search statement would have; a cached one comes from memory, or from
    * the store (in binary, exactly) when not kept here. Undefined when the key is unknown.
    */
-  async queryVector(vector: QueryVector): Promise<Float32Array | undefined> {
+  async queryVector(vector: { readonly cacheKey?: string; readonly literal?: string }): Promise<Float32Array | undefined> {
     if (vector.literal !== undefined) {
       // The store parses the same literal (single precision, nearest): Float32Array rounds alike.
       const values = Float32Array.from(vector.literal.slice(1, -1).split(','), Number);
