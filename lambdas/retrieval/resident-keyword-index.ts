@@ -43,11 +43,18 @@ export interface ResidentKeywordIndexOptions {
  */
 const VECTOR_TTL_MS = 60 * 60 * 1000;
 
+/** Least time between the starts of two background loads (see `startLoad`). */
+const LOAD_GAP_MS = 1000;
+
+/** Resolves after `ms` (at once for 0), on a timer that does not keep the process alive: the server's own handles do. */
+const pause = (ms: number) => (ms <= 0 ? Promise.resolve() : new Promise<void>((resolve) => setTimeout(resolve, ms).unref()));
+
 export class ResidentKeywordIndex {
   private snapshot: KeywordSnapshot | undefined;
   private loading: Promise<void> | undefined;
   private readonly analyses: LRUCache<string, readonly string[]>;
   private readonly vectors: LRUCache<string, Float32Array>;
+  private lastStart = -Infinity;
 
   constructor(private readonly sql: Sql, private readonly options: ResidentKeywordIndexOptions = {}) {
     this.analyses = new LRUCache({ max: options.analyses ?? 10_000 });
@@ -57,21 +64,33 @@ export class ResidentKeywordIndex {
   /** The snapshot of `generation`, or undefined (and a load started) when there is none yet. */
   forGeneration(generation: number): KeywordSnapshot | undefined {
     if (this.snapshot?.generation === generation) return this.snapshot;
-    this.startLoad();
+    this.startLoad(true);
     return undefined;
   }
 
   /** Loads now (tests, benchmarks, warm-up); resolves with the snapshot or undefined when the store changed meanwhile. */
   async load(): Promise<KeywordSnapshot | undefined> {
-    this.startLoad();
+    this.startLoad(false);
     await this.loading;
     return this.snapshot;
   }
 
-  private startLoad(): void {
+  /**
+   * Starts a load unless one is under way. `spaced`: a background load starts at least
+   * LOAD_GAP_MS after the last one started. During an import every chunk is a new corpus
+   * generation, and reading each one's copy kept the store's thread and the event loop busy
+   * for copies that were out of date before they were read; searches meanwhile are answered
+   * by the statement either way.
+   */
+  private startLoad(spaced: boolean): void {
     if (this.loading) return;
-    const started = Date.now();
-    this.loading = loadSnapshot(this.sql)
+    const wait = spaced ? Math.max(0, this.lastStart + LOAD_GAP_MS - Date.now()) : 0;
+    let started = 0;
+    this.loading = pause(wait)
+      .then(() => {
+        started = this.lastStart = Date.now();
+        return loadSnapshot(this.sql);
+      })
       .then((s) => {
         if (s) this.snapshot = s;
         this.options.logger?.info('keyword_index', s

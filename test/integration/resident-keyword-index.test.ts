@@ -125,6 +125,29 @@ describe('the keyword side from memory', () => {
     expect(after.search(query, options).hits.map((h) => h.matched)).toEqual([['calibr', 'otolith', 'zebrafish']]);
   }, 120_000);
 
+  it('starts a background load at most once a second, however many searches find no copy of their generation', async () => {
+    let loads = 0;
+    const counting: Sql = {
+      query: async (text, params, options) => {
+        if (text.startsWith('SELECT generation')) loads++;
+        return sql.query(text, params, options);
+      },
+      transaction: (work) => sql.transaction(work),
+    };
+    const index = new ResidentKeywordIndex(counting);
+    // A generation no copy will ever have, as during an import whose every chunk is a new one.
+    const started = Date.now();
+    while (Date.now() - started < 2500) {
+      expect(index.forGeneration(-1)).toBeUndefined();
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const seconds = (Date.now() - started) / 1000;
+    // Each load reads the generation twice (before and after). Without the gap this store's
+    // copy (about 0.1 s to read) was read again after every one of these searches.
+    expect(loads / 2).toBeGreaterThanOrEqual(1);
+    expect(loads / 2).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+  }, 60_000);
+
   it('throws a copy away when the corpus changed while it was being read', async () => {
     let writes = 0;
     // The store, with an import committed between the load's second and third statements.
