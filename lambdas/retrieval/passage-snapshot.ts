@@ -38,6 +38,8 @@ export interface PassageSnapshotData {
   readonly collection: Int32Array;
   /** Passage vectors, `dimensions` floats each, in passage order. */
   readonly vectors: Float32Array;
+  /** Each passage's sum of squares (`squaredNorm`), computed as it was read. */
+  readonly norms: Float32Array;
 }
 
 export interface DenseOptions {
@@ -59,10 +61,10 @@ export interface DenseResult {
 
 const f = Math.fround;
 
-/** pgvector's sum of squares: single precision, dimensions in order. */
-function squares(v: Float32Array, from: number, dimensions: number): number {
+/** pgvector's sum of squares of a vector: single precision, dimensions in order. */
+export function squaredNorm(v: Float32Array): number {
   let sum = 0;
-  for (let i = from; i < from + dimensions; i++) sum = f(sum + f(v[i]! * v[i]!));
+  for (let i = 0; i < v.length; i++) sum = f(sum + f(v[i]! * v[i]!));
   return sum;
 }
 
@@ -70,7 +72,6 @@ function squares(v: Float32Array, from: number, dimensions: number): number {
 const ascending = (a: number, b: number) => (Number.isNaN(a) ? (Number.isNaN(b) ? 0 : 1) : Number.isNaN(b) ? -1 : a - b);
 
 export class PassageSnapshot {
-  private readonly norms: Float32Array;
   private readonly numberOf: ReadonlyMap<string, number>;
   /** Each record's passages: from `first[record]` up to `first[record + 1]`. */
   private readonly first: Int32Array;
@@ -79,8 +80,6 @@ export class PassageSnapshot {
 
   constructor(readonly data: PassageSnapshotData) {
     const count = data.recordOf.length;
-    this.norms = new Float32Array(count);
-    for (let p = 0; p < count; p++) this.norms[p] = squares(data.vectors, p * data.dimensions, data.dimensions);
     this.numberOf = new Map(data.records.map((id, i) => [id, i]));
     this.distance = new Float64Array(count);
     this.first = new Int32Array(data.records.length + 1).fill(count);
@@ -125,7 +124,7 @@ export class PassageSnapshot {
    */
   private distances(query: Float32Array): void {
     const { vectors, dimensions } = this.data;
-    const queryNorm = squares(query, 0, dimensions);
+    const queryNorm = squaredNorm(query);
     const count = this.passages;
     let p = 0;
     for (; p + 4 <= count; p += 4) {
@@ -156,7 +155,7 @@ export class PassageSnapshot {
 
   /** pgvector's `<=>`: the dot product over the norms' product in double, kept within -1..1, from 1. */
   private setDistance(p: number, dot: number, queryNorm: number): void {
-    let similarity = dot / Math.sqrt(queryNorm * this.norms[p]!);
+    let similarity = dot / Math.sqrt(queryNorm * this.data.norms[p]!);
     if (similarity > 1) similarity = 1;
     else if (similarity < -1) similarity = -1;
     this.distance[p] = 1 - similarity;

@@ -22,11 +22,16 @@ import { LRUCache } from 'lru-cache';
 import type { Sql } from '../ports/sql.ts';
 import type { Logger } from '../ports/logger.ts';
 import { KeywordSnapshot, type Postings, type ResidentQuery } from './keyword-snapshot.ts';
-import { PassageSnapshot, RESIDENT_PASSAGES } from './passage-snapshot.ts';
+import { PassageSnapshot, RESIDENT_PASSAGES, squaredNorm } from './passage-snapshot.ts';
 import { corpusGeneration } from './search-cache.ts';
 
 /** Records read per statement while loading. */
 const CHUNK = 2000;
+/**
+ * Passage vectors read per statement: each chunk is decoded on the event loop between
+ * statements, so a small chunk keeps any one stop short (500 vectors: a few milliseconds).
+ */
+const PASSAGE_CHUNK = 500;
 
 export interface ResidentKeywordIndexOptions {
   readonly logger?: Logger;
@@ -223,6 +228,7 @@ async function loadPassages(sql: Sql): Promise<PassageSnapshot | undefined> {
   const recordOf: number[] = [];
   const collection: number[] = [];
   const vectors: Float32Array[] = [];
+  const norms: number[] = [];
   let after: [string, number] = ['00000000-0000-0000-0000-000000000000', -1];
   for (;;) {
     // One row per chunk, the vectors as one base64 text: PGlite hands bytea over as hex, which
@@ -230,7 +236,7 @@ async function loadPassages(sql: Sql): Promise<PassageSnapshot | undefined> {
     const [chunk] = await sql.query<{ keys: string | null; vectors: string | null }>(
       `SELECT string_agg(p.record_id::text || chr(31) || p.passage || chr(31) || p.collection_id, chr(30) ORDER BY p.record_id, p.passage) AS keys,
               encode(string_agg(vector_send(p.embedding), ''::bytea ORDER BY p.record_id, p.passage), 'base64') AS vectors
-         FROM (SELECT * FROM record_passages WHERE (record_id, passage) > ($1::uuid, $2::int) ORDER BY record_id, passage LIMIT ${CHUNK}) p`,
+         FROM (SELECT * FROM record_passages WHERE (record_id, passage) > ($1::uuid, $2::int) ORDER BY record_id, passage LIMIT ${PASSAGE_CHUNK}) p`,
       after,
     );
     const keys = items(chunk?.keys ?? null);
@@ -242,16 +248,19 @@ async function loadPassages(sql: Sql): Promise<PassageSnapshot | undefined> {
       collection.push(Number(c));
       const vector = decodeVector(bytes.subarray(offset));
       vectors.push(vector);
+      norms.push(squaredNorm(vector));
       offset += 4 + 4 * vector.length;
     }
-    if (keys.length < CHUNK) break;
+    if (keys.length < PASSAGE_CHUNK) break;
     after = [keys.at(-1)![0]!, Number(keys.at(-1)![1])];
   }
   const dimensions = vectors[0]?.length ?? 0;
   const flat = new Float32Array(vectors.length * dimensions);
   vectors.forEach((v, i) => flat.set(v, i * dimensions));
   const { approved, appliesTo } = await passageRecordDetails(sql, records);
-  return new PassageSnapshot({ dimensions, records, approved, appliesTo, recordOf: Int32Array.from(recordOf), collection: Int32Array.from(collection), vectors: flat });
+  return new PassageSnapshot({
+    dimensions, records, approved, appliesTo, recordOf: Int32Array.from(recordOf), collection: Int32Array.from(collection), vectors: flat, norms: Float32Array.from(norms),
+  });
 }
 
 /** Whether each record is approved, and the records per technology name (lower-cased). */
