@@ -10,7 +10,8 @@
  * about 390, 350 trimmed (docs/testing.md, "A leaner server"). V8 frees a buffer when
  * it collects the object that held it, seconds after the work, so one trim right
  * after the work would miss much of it: the server trims on a timer instead. A trim
- * with little to give back takes well under a millisecond.
+ * with little to give back takes well under a millisecond; one with much to give back runs
+ * on the thread pool, so requests do not wait for it.
  *
  * Elsewhere (another C library, another system, koffi missing) there is nothing to
  * call and the timer is not started.
@@ -20,7 +21,7 @@ import { createRequire } from 'node:module';
 /** How often the server trims. */
 export const MEMORY_RELEASE_INTERVAL_MS = 10_000;
 
-type Trim = (pad: number) => number;
+type Trim = ((pad: number) => number) & { async(pad: number, done: (error: unknown, result: number) => void): void };
 
 let loaded: Trim | null | undefined;
 
@@ -47,6 +48,19 @@ export function releaseFreedMemory(): boolean {
   return trim ? trim(0) === 1 : false;
 }
 
+/**
+ * Trims on libuv's thread pool (koffi's asynchronous call), not on the event loop: with a
+ * few hundred MiB freed during an import a trim took up to 30 ms, and every request waited
+ * for it. Resolves as `releaseFreedMemory` returns; one trim at a time.
+ */
+let trimming: Promise<boolean> | undefined;
+export function releaseFreedMemoryInBackground(): Promise<boolean> {
+  const trim = mallocTrim();
+  if (!trim) return Promise.resolve(false);
+  trimming ??= new Promise<boolean>((resolve) => trim.async(0, (error, result) => resolve(!error && result === 1))).finally(() => (trimming = undefined));
+  return trimming;
+}
+
 /** Whether this process can trim (Linux, glibc, koffi loaded). */
 export const canReleaseMemory = (): boolean => mallocTrim() !== null;
 
@@ -59,7 +73,7 @@ export const canReleaseMemory = (): boolean => mallocTrim() !== null;
 export function startMemoryRelease(intervalMs = MEMORY_RELEASE_INTERVAL_MS): () => void {
   const timer = setInterval(() => {
     if (!canReleaseMemory()) clearInterval(timer);
-    else releaseFreedMemory();
+    else void releaseFreedMemoryInBackground();
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);

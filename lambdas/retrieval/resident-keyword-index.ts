@@ -50,6 +50,8 @@ const VECTOR_TTL_MS = 60 * 60 * 1000;
 
 /** Least time between the starts of two background loads (see `startLoad`). */
 const LOAD_GAP_MS = 1000;
+/** How long the corpus generation must stay the same before a background load starts (see `startLoad`). */
+const QUIET_MS = 1000;
 
 /** Resolves after `ms` (at once for 0), on a timer that does not keep the process alive: the server's own handles do. */
 const pause = (ms: number) => (ms <= 0 ? Promise.resolve() : new Promise<void>((resolve) => setTimeout(resolve, ms).unref()));
@@ -60,6 +62,8 @@ export class ResidentKeywordIndex {
   private readonly analyses: LRUCache<string, readonly string[]>;
   private readonly vectors: LRUCache<string, Float32Array>;
   private lastStart = -Infinity;
+  /** The newest generation a search asked for, and when it was first asked for. */
+  private seen = { generation: Number.NaN, at: -Infinity };
 
   constructor(private readonly sql: Sql, private readonly options: ResidentKeywordIndexOptions = {}) {
     this.analyses = new LRUCache({ max: options.analyses ?? 10_000 });
@@ -69,6 +73,7 @@ export class ResidentKeywordIndex {
   /** The snapshot of `generation`, or undefined (and a load started) when there is none yet. */
   forGeneration(generation: number): KeywordSnapshot | undefined {
     if (this.snapshot?.generation === generation) return this.snapshot;
+    if (generation !== this.seen.generation) this.seen = { generation, at: Date.now() };
     this.startLoad(true);
     return undefined;
   }
@@ -81,17 +86,18 @@ export class ResidentKeywordIndex {
   }
 
   /**
-   * Starts a load unless one is under way. `spaced`: a background load starts at least
-   * LOAD_GAP_MS after the last one started. During an import every chunk is a new corpus
-   * generation, and reading each one's copy kept the store's thread and the event loop busy
-   * for copies that were out of date before they were read; searches meanwhile are answered
-   * by the statement either way.
+   * Starts a load unless one is under way. `spaced` (a load a search asked for): it starts
+   * once the generation searches ask for has stayed the same for QUIET_MS, and at least
+   * LOAD_GAP_MS after the last load started. During an import every chunk is a new corpus
+   * generation: reading each one's copy kept the store's thread and the event loop busy
+   * (pings during a 500-record import waited up to 130 ms behind a copy being decoded) for
+   * copies out of date before they were used. Searches meanwhile are answered by the
+   * statement either way.
    */
   private startLoad(spaced: boolean): void {
     if (this.loading) return;
-    const wait = spaced ? Math.max(0, this.lastStart + LOAD_GAP_MS - Date.now()) : 0;
     let started = 0;
-    this.loading = pause(wait)
+    this.loading = (spaced ? this.quiet() : Promise.resolve())
       .then(() => {
         started = this.lastStart = Date.now();
         return loadSnapshot(this.sql);
@@ -113,6 +119,15 @@ export class ResidentKeywordIndex {
       .finally(() => {
         this.loading = undefined;
       });
+  }
+
+  /** Resolves once the generation asked for has stayed the same for QUIET_MS and LOAD_GAP_MS has passed since the last load started. */
+  private async quiet(): Promise<void> {
+    for (;;) {
+      const wait = Math.max(this.lastStart + LOAD_GAP_MS, this.seen.at + QUIET_MS) - Date.now();
+      if (wait <= 0) return;
+      await pause(wait);
+    }
   }
 
   /** The lexemes of each text (to_tsvector('english', …)), from memory where this text was analysed before. */

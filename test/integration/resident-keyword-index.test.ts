@@ -148,6 +148,28 @@ describe('the keyword side from memory', () => {
     expect(loads / 2).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
   }, 60_000);
 
+  it('waits for the corpus to stop changing before it loads a copy for searches', async () => {
+    let loads = 0;
+    const counting: Sql = {
+      query: async (text, params, options) => {
+        if (text.startsWith('SELECT generation')) loads++;
+        return sql.query(text, params, options);
+      },
+      transaction: (work) => sql.transaction(work),
+    };
+    const index = new ResidentKeywordIndex(counting);
+    // Searches asking for a new generation every 100 ms, as during an import: no load starts.
+    for (let generation = 1_000_000; generation < 1_000_020; generation++) {
+      expect(index.forGeneration(generation)).toBeUndefined();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(loads).toBe(0);
+    // Once the generation stays put, one load follows.
+    const waited = Date.now();
+    while (loads === 0 && Date.now() - waited < 30_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(loads).toBeGreaterThan(0);
+  }, 60_000);
+
   it('throws a copy away when the corpus changed while it was being read', async () => {
     let writes = 0;
     // The store, with an import committed between the load's second and third statements.

@@ -7,7 +7,7 @@ import { REPO_ROOT } from '../support/local-server.ts';
 // About 200 MiB in 4 KiB buffers, every 64th kept, the rest freed and collected: the
 // freed blocks lie between kept ones, where glibc does not give them back by itself.
 const CHILD = `
-import { releaseFreedMemory } from './lambdas/local/memory-release.ts';
+import { releaseFreedMemoryInBackground } from './lambdas/local/memory-release.ts';
 const rss = () => process.memoryUsage.rss() / 1048576;
 const kept = [];
 let blocks = [];
@@ -19,7 +19,8 @@ const full = rss();
 blocks = [];
 for (let round = 0; round < 3; round++) { globalThis.gc(); await new Promise((r) => setTimeout(r, 200)); }
 const collected = rss();
-const gaveBack = releaseFreedMemory();
+// As the server trims: on the thread pool.
+const gaveBack = await releaseFreedMemoryInBackground();
 const trimmed = rss();
 console.log(JSON.stringify({ full, collected, trimmed, gaveBack, kept: kept.length }));
 `;
