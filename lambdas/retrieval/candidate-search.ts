@@ -229,7 +229,7 @@ async function residentDense(
     // A vector of another size is the statement's to refuse, as it always was.
     if (passages.passages === 0 || values.length === passages.data.dimensions) {
       const found = passages.search(values, { ...filter, passages: densePassages(options), pool: options.pool, keywordIds: keyword.map((k) => k.id) });
-      return { dense: [...found.dense], similarities: new Map(found.similarities), vectorMissing: false };
+      return { ...found, vectorMissing: false };
     }
   }
   const dense: VectorHit[] = [];

@@ -54,9 +54,10 @@ export interface DenseOptions {
   readonly keywordIds: readonly string[];
 }
 
+/** Fresh for each search: the caller may keep and sort them. */
 export interface DenseResult {
-  readonly dense: readonly { readonly id: string; readonly similarity: number }[];
-  readonly similarities: ReadonlyMap<string, number>;
+  readonly dense: { readonly id: string; readonly similarity: number }[];
+  readonly similarities: Map<string, number>;
 }
 
 const f = Math.fround;

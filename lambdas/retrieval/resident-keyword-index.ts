@@ -195,6 +195,15 @@ const ITEM = '\u001e';
 const PART = '\u001f';
 const items = (text: string | null) => (text ? text.split(ITEM).map((item) => item.split(PART)) : []);
 
+/** Files record `record` under each of its technology names (`names`: lower-cased, ITEM-separated). */
+function addTechnologies(appliesTo: Map<string, number[]>, record: number, names: string | null): void {
+  for (const [name] of items(names)) {
+    const list = appliesTo.get(name!) ?? [];
+    list.push(record);
+    appliesTo.set(name!, list);
+  }
+}
+
 /** One consistent copy of the side tables, or undefined when the generation moved while reading. */
 export async function loadSnapshot(sql: Sql): Promise<KeywordSnapshot | undefined> {
   const generation = await corpusGeneration(sql);
@@ -292,11 +301,7 @@ async function passageRecordDetails(sql: Sql, records: readonly string[]) {
     const i = number.get(row.id);
     if (i === undefined) continue;
     approved[i] = row.ok ? 1 : 0;
-    for (const [name] of items(row.names)) {
-      const list = appliesTo.get(name!) ?? [];
-      list.push(i);
-      appliesTo.set(name!, list);
-    }
+    addTechnologies(appliesTo, i, row.names);
   }
   return { approved, appliesTo };
 }
@@ -347,11 +352,7 @@ async function readRecordDetails(sql: Sql, b: Building, number: ReadonlyMap<stri
   for (const row of rows) {
     const i = number.get(row.id);
     if (i === undefined) continue;
-    for (const [name] of items(row.names)) {
-      const list = b.appliesTo.get(name!) ?? [];
-      list.push(i);
-      b.appliesTo.set(name!, list);
-    }
+    addTechnologies(b.appliesTo, i, row.names);
     // Only phrasings with a mass count (the statement joins record_phrase_mass).
     const byPhrase = new Map(items(row.masses).map(([phrase, mass]) => [phrase!, { lexemes: new Set<string>(), mass: Number(mass) }]));
     for (const [phrase, lexeme] of items(row.phrases)) byPhrase.get(phrase!)?.lexemes.add(lexeme!);

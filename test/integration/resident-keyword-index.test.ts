@@ -134,10 +134,11 @@ describe('the keyword side from memory', () => {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     const seconds = (Date.now() - started) / 1000;
-    // Each load reads the generation twice (before and after). Without the gap this store's
-    // copy (about 0.1 s to read) was read again after every one of these searches.
-    expect(generationReads() / 2).toBeGreaterThanOrEqual(1);
-    expect(generationReads() / 2).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+    // Each load reads the generation as it starts and as it ends. Without the gap this store's
+    // copy (about 0.1 s to read) was read again after every one of these searches. A load
+    // under way on a slow machine has read it once.
+    expect(generationReads()).toBeGreaterThanOrEqual(1);
+    expect(generationReads()).toBeLessThanOrEqual(2 * (Math.ceil(seconds) + 1));
   }, 60_000);
 
   it('waits for the corpus to stop changing before it loads a copy for searches', async () => {
